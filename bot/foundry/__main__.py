@@ -1,0 +1,3 @@
+from foundry.cli import main
+
+raise SystemExit(main())

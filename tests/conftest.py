@@ -1,0 +1,54 @@
+"""Test set-up. Without CUDA, Triton runs under its interpreter: the variable must be set before any
+kernel module is imported. An autouse fixture points every default path at a temporary directory and
+removes tokens, so a forgotten injection fails loudly instead of touching the real home or a real API."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+CUDA = torch.cuda.is_available()
+if not CUDA:
+    os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, str(ROOT / "bot"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if CUDA:
+        return
+    skip = pytest.mark.skip(reason="needs CUDA")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("FOUNDRY_EXPERIENCE_DB", str(home / "unset-experience.duckdb"))
+    for name in list(os.environ):
+        if name in {"GITHUB_TOKEN", "OPENAI_API_KEY", "GH_TOKEN"} or name.endswith(("_TOKEN", "_KEY")):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    yield
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return ROOT
+
+
+@pytest.fixture
+def git() -> str:
+    exe = shutil.which("git")
+    if exe is None:
+        pytest.skip("git is not installed")
+    return exe
