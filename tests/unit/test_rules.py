@@ -2,7 +2,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from foundry.evaluate.static_guard import RULES, StaticGuard
 from foundry.rules.loader import GuardPolicy, RulesError, load_rules
 

@@ -32,8 +32,22 @@ REFERENCE_NAMES = frozenset({"Model", "get_inputs", "get_init_inputs"})
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
 JIT_DECORATORS = frozenset({"triton.jit", "jit", "triton.autotune", "triton.heuristics"})
 MUTATORS = frozenset(
-    {"append", "extend", "update", "setdefault", "add", "insert", "pop", "popitem", "clear", "remove",
-     "discard", "copy_", "fill_", "zero_"}
+    {
+        "append",
+        "extend",
+        "update",
+        "setdefault",
+        "add",
+        "insert",
+        "pop",
+        "popitem",
+        "clear",
+        "remove",
+        "discard",
+        "copy_",
+        "fill_",
+        "zero_",
+    }
 )
 CONTAINER_CALLS = frozenset({"dict", "list", "set", "defaultdict", "OrderedDict", "deque"})
 
@@ -144,6 +158,8 @@ class StaticGuard:
             elif isinstance(node, ast.Attribute):
                 attr = node.attr
                 on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+                if attr == "__init__" and is_super_call(node.value):
+                    continue
                 if attr.startswith("__") or (attr.startswith("_") and not on_self):
                     yield Finding("private_attribute", line, f"access to private attribute {attr!r}")
                 elif attr in forbidden_attrs:
@@ -174,7 +190,8 @@ class StaticGuard:
         for base in model.bases:
             if dotted(base) not in MODULE_BASES:
                 yield Finding(
-                    "subclass_reference", model.lineno,
+                    "subclass_reference",
+                    model.lineno,
                     f"ModelNew must derive from nn.Module, not {dotted(base) or ast.unparse(base)!r}",
                 )
         forward = method(model, "forward")
@@ -185,7 +202,8 @@ class StaticGuard:
         launched = {name for fn in reached for name in launches(fn)} & kernels
         if not launched:
             yield Finding(
-                "forward_launches_kernel", forward.lineno,
+                "forward_launches_kernel",
+                forward.lineno,
                 "ModelNew.forward does not reach any kernel[grid](...) launch of a @triton.jit kernel",
             )
         for fn in reached:
@@ -220,9 +238,14 @@ class StaticGuard:
                         target = dotted(node.func.value)
                 if target in containers:
                     yield Finding(
-                        "global_state", node.lineno,
+                        "global_state",
+                        node.lineno,
                         f"module-level container {target!r} is modified at run time (a result cache?)",
                     )
+
+
+def is_super_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
 def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:

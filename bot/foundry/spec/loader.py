@@ -89,9 +89,7 @@ def check_inputs(value: Any, path: Path, fn_name: str) -> list[Any]:
     items = list(value)
     for i, item in enumerate(items):
         if type(item) is not torch.Tensor and not isinstance(item, (int, float, bool)):
-            raise SpecError(
-                f"{path}: {fn_name}() item {i} is a {type(item).__name__}; inputs are tensors or numbers"
-            )
+            raise SpecError(f"{path}: {fn_name}() item {i} is a {type(item).__name__}; inputs are tensors or numbers")
     if not any(isinstance(item, torch.Tensor) for item in items):
         raise SpecError(f"{path}: {fn_name}() returned no tensor")
     return items
@@ -117,8 +115,9 @@ class LoadedOperator:
 
     def init_inputs(self, small: bool = False) -> list[Any]:
         if small and hasattr(self.module, "get_cpu_init_inputs"):
-            return check_init(call_declared(self.module, self.path, "get_cpu_init_inputs"), self.path,
-                              "get_cpu_init_inputs")
+            return check_init(
+                call_declared(self.module, self.path, "get_cpu_init_inputs"), self.path, "get_cpu_init_inputs"
+            )
         fn = "get_init_inputs"
         return check_init(call_declared(self.module, self.path, fn), self.path, fn)
 

@@ -1,0 +1,147 @@
+"""Compare candidate outputs with reference outputs; probe trivial answers to strengthen weak checks.
+
+Runs in the parent: the candidate's process never sees reference outputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from foundry.core.records import Diagnosis, FailureKind, Stage
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+def index_text(flat: int, shape: torch.Size) -> str:
+    if not shape:
+        return "()"
+    idx = []
+    for size in reversed(shape):
+        idx.append(flat % size)
+        flat //= size
+    return "(" + ", ".join(str(i) for i in reversed(idx)) + ")"
+
+
+def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: FailureKind, what: str) -> Diagnosis | None:
+    """None when out matches ref within tolerance; otherwise a Diagnosis with mismatch statistics."""
+    if out.shape != ref.shape or out.dtype != ref.dtype:
+        return Diagnosis(
+            stage=Stage.CORRECTNESS,
+            kind=FailureKind.SHAPE_MISMATCH,
+            rule="shape_dtype",
+            message=f"{what}: got {tuple(out.shape)} {out.dtype}, expected {tuple(ref.shape)} {ref.dtype}",
+        )
+    if not (ref.is_floating_point() or ref.is_complex()):
+        bad = out != ref
+        if not bool(bad.any()):
+            return None
+        n = int(bad.sum())
+        first = int(bad.flatten().nonzero()[0])
+        return Diagnosis(
+            stage=Stage.CORRECTNESS,
+            kind=kind,
+            rule="exact",
+            message=f"{what}: {n} of {ref.numel()} elements differ; first at {index_text(first, ref.shape)}: "
+            f"got {out.flatten()[first].item()}, expected {ref.flatten()[first].item()}",
+            metrics={"mismatch_fraction": n / max(ref.numel(), 1)},
+        )
+    o = out.detach().to(torch.float64).flatten()
+    r = ref.detach().to(torch.float64).flatten()
+    poisoned = torch.isnan(o) & ~torch.isnan(r)
+    if bool(poisoned.any()):
+        n = int(poisoned.sum())
+        first = int(poisoned.nonzero()[0])
+        return Diagnosis(
+            stage=Stage.CORRECTNESS,
+            kind=FailureKind.INCOMPLETE_OUTPUT if kind is FailureKind.MISMATCH else kind,
+            rule="coverage",
+            message=f"{what}: {n} of {r.numel()} elements are NaN where the reference is not "
+            f"(never written, or computed from poisoned memory); first at {index_text(first, ref.shape)}",
+            metrics={"unwritten_fraction": n / max(r.numel(), 1)},
+        )
+    both_nan = torch.isnan(o) & torch.isnan(r)
+    same_inf = torch.isinf(r) & (o == r)
+    err = (o - r).abs()
+    err = torch.where(both_nan | same_inf, torch.zeros_like(err), err)
+    limit = tol.atol + tol.rtol * r.abs()
+    bad = (err > limit) | (torch.isnan(r) & ~torch.isnan(o))
+    if not bool(bad.any()):
+        return None
+    n = int(bad.sum())
+    worst = int(torch.where(bad, err, torch.zeros_like(err)).argmax())
+    first = int(bad.nonzero()[0])
+    finite_err = err[torch.isfinite(err)]
+    return Diagnosis(
+        stage=Stage.CORRECTNESS,
+        kind=kind,
+        rule="tolerance",
+        message=(
+            f"{what}: {n} of {r.numel()} elements ({100 * n / r.numel():.3g}%) outside atol={tol.atol:g} "
+            f"rtol={tol.rtol:g}; worst at {index_text(worst, ref.shape)}: got {o[worst].item():.6g}, expected "
+            f"{r[worst].item():.6g}; first at {index_text(first, ref.shape)}"
+        ),
+        metrics={
+            "max_abs_err": float(finite_err.max()) if finite_err.numel() else float("inf"),
+            "mean_abs_err": float(finite_err.mean()) if finite_err.numel() else float("inf"),
+            "mismatch_fraction": n / r.numel(),
+            "atol": tol.atol,
+            "rtol": tol.rtol,
+        },
+    )
+
+
+def trivial_answers(ref: torch.Tensor, inputs: list[object]) -> list[tuple[str, torch.Tensor]]:
+    if not ref.is_floating_point():
+        return [("zeros", torch.zeros_like(ref))]
+    answers = [("zeros", torch.zeros_like(ref)), ("the output's mean", torch.full_like(ref, float(ref.mean())))]
+    for i, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor) and x.shape == ref.shape and x.dtype == ref.dtype:
+            answers.append((f"input {i}", x))
+    return answers
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    tolerances: list[Tolerance]  # per output, possibly strengthened
+    notes: list[str]  # for the report
+    weak: bool  # a trivial answer passes even the strengthened check
+
+
+def probe(refs: list[torch.Tensor], inputs: list[object], tol: Tolerance, scale: float) -> ProbeResult:
+    """Where a trivial answer would pass, scale atol to the signal; say whether that was enough."""
+    tolerances: list[Tolerance] = []
+    notes: list[str] = []
+    weak = False
+    for k, ref in enumerate(refs):
+        passing = [
+            name
+            for name, ans in trivial_answers(ref, inputs)
+            if compare(ans, ref, tol, kind=FailureKind.MISMATCH, what="probe") is None
+        ]
+        if not passing or not ref.is_floating_point():
+            tolerances.append(tol)
+            continue
+        signal = float(ref.detach().abs().double().mean())
+        strong = Tolerance(atol=min(tol.atol, scale * signal), rtol=tol.rtol)
+        still = [
+            name
+            for name, ans in trivial_answers(ref, inputs)
+            if compare(ans, ref, strong, kind=FailureKind.MISMATCH, what="probe") is None
+        ]
+        notes.append(
+            f"output {k}: a trivial answer ({', '.join(passing)}) passes atol={tol.atol:g}; "
+            f"strengthened to atol={strong.atol:.3g} (relative to the output's mean magnitude {signal:.3g})"
+        )
+        if still:
+            weak = True
+            notes.append(
+                f"output {k}: even the strengthened check accepts {', '.join(still)}: "
+                "verification cannot tell this operator from a trivial answer"
+            )
+        tolerances.append(strong)
+    return ProbeResult(tolerances, notes, weak)

@@ -1,0 +1,575 @@
+"""The trust core's conductor: static guard → isolated run → correctness → runtime guard → timing.
+
+Each stage runs only if the previous passed; every failure becomes a Diagnosis in the Verdict.
+Reference outputs, seeds and the comparison stay in this process; the candidate runs in a child.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from foundry.core.records import Candidate, Diagnosis, FailureKind, KernelFacts, Stage, Timing, Verdict
+from foundry.evaluate.correctness import Tolerance, compare, probe
+from foundry.evaluate.isolation import ChildOutcome, child_environment, describe_signal, run_child
+from foundry.evaluate.static_guard import StaticGuard
+from foundry.rules.loader import Rules, load_rules
+from foundry.spec.loader import LoadedOperator
+
+log = logging.getLogger(__name__)
+
+POLICIES = ("strict", "hybrid")
+NOT_MEASURED = "not measured: no CUDA device (candidates ran under the Triton interpreter); timing needs a GPU"
+
+
+@dataclass
+class EvaluatorConfig:
+    trials: int | None = None  # correctness trials with fresh seeds; default from rules/tolerance.yaml
+    timeout_s: float | None = None  # per candidate; default 600 on CPU (interpreter), 180 on GPU
+    memory_mb: int | None = 12288  # address-space cap of a CPU-only child
+    gpu_memory_fraction: float = 0.85
+    timing_trials: int = 50
+    timing_warmup: int = 5
+    timing_rotate: int = 4
+    workdir: Path | None = None
+    keep_jobs: bool = False
+    perturbation: float = 0.1  # relative noise added to the reference's parameters
+
+
+@dataclass
+class ReferenceTiming:
+    eager_ms: float
+    compile_ms: float | None
+    flops: int
+    bytes_moved: int
+    notes: list[str] = field(default_factory=list)
+
+
+def perturb_(model: nn.Module, scale: float, generator: torch.Generator) -> None:
+    """Move parameters and float buffers away from their initial values (multiplicatively, so
+    positive statistics stay positive; all-zero tensors get a small additive nudge)."""
+    with torch.no_grad():
+        for tensor in list(model.parameters()) + list(model.buffers()):
+            if not tensor.is_floating_point() or tensor.numel() == 0:
+                continue
+            noise = torch.randn(tensor.shape, generator=generator, dtype=torch.float32).to(tensor.device, tensor.dtype)
+            if bool((tensor == 0).all()):
+                tensor.add_(noise * scale * 0.1)
+            else:
+                tensor.mul_(1 + scale * noise)
+
+
+def to_device(values: list[Any], device: str) -> list[Any]:
+    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def as_outputs(out: Any) -> list[torch.Tensor]:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+class CandidateEvaluator:
+    """Evaluates candidates for one operator. Thread-safe; on a GPU evaluations are serialized."""
+
+    def __init__(
+        self,
+        operator: LoadedOperator,
+        policy: str = "strict",
+        config: EvaluatorConfig | None = None,
+        rules: Rules | None = None,
+        device: str | None = None,
+    ) -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        self.operator = operator
+        self.policy = policy
+        self.config = config or EvaluatorConfig()
+        self.rules = rules or load_rules()
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.small = self.device == "cpu"
+        self.guard = StaticGuard(self.rules.guard)
+        base = self.rules.tolerance.for_precision(operator.spec.precision)
+        self.tolerance = Tolerance(base.atol, base.rtol)
+        allowed = set(self.rules.runtime.strict_ops())
+        if policy == "hybrid":
+            allowed |= set(self.rules.runtime.hybrid_default) | set(operator.spec.hybrid_ops)
+        self.allowed_ops = frozenset(allowed)
+        self.trials = self.config.trials or self.rules.tolerance.trials
+        self.timeout_s = self.config.timeout_s or (600.0 if self.device == "cpu" else 180.0)
+        self.gpu_lock = threading.Lock()
+        self.reference_lock = threading.Lock()
+        self.reference_timing: ReferenceTiming | None = None
+        self.probe_tolerances: list[Tolerance] | None = None
+        self.probe_notes: list[str] = []
+        self.probe_weak = False
+        self.env = child_environment({"TRITON_INTERPRET": "1"} if self.device == "cpu" else {})
+        if self.device == "cpu":
+            self.env.pop("CUDA_VISIBLE_DEVICES", None)
+        self.device_name = torch.cuda.get_device_name() if self.device == "cuda" else "cpu (Triton interpreter)"
+
+    @property
+    def timing_available(self) -> bool:
+        return self.device == "cuda"
+
+    # -- public -----------------------------------------------------------------------------------
+
+    def evaluate(self, candidate: Candidate) -> Verdict:
+        started = time.monotonic()
+        errors, warnings = self.guard.check(candidate.source)
+        if errors:
+            return self.verdict(candidate, errors, warnings, started)
+        if self.device == "cuda":
+            with self.gpu_lock:
+                return self.run_isolated(candidate, warnings, started)
+        return self.run_isolated(candidate, warnings, started)
+
+    # -- stages -----------------------------------------------------------------------------------
+
+    def prepare(self) -> tuple[dict[str, Any], list[list[Any]], list[list[torch.Tensor]], nn.Module]:
+        """Fresh secret seeds: a perturbed reference, trial inputs and reference outputs."""
+        op = self.operator
+        model_seed = secrets.randbits(62)
+        torch.manual_seed(model_seed)
+        model = op.build(self.small)
+        perturb_(model, self.config.perturbation, torch.Generator().manual_seed(secrets.randbits(62)))
+        model = model.to(self.device).eval()
+        trials: list[list[Any]] = []
+        for _ in range(self.trials):
+            torch.manual_seed(secrets.randbits(62))
+            trials.append(op.inputs(self.small))
+        torch.manual_seed(secrets.randbits(62))
+        trials.extend(op.variants(self.small))
+        refs: list[list[torch.Tensor]] = []
+        with torch.no_grad():
+            for inputs in trials:
+                out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in to_device(inputs, self.device)])
+                refs.append([t.detach().to("cpu") for t in as_outputs(out)])
+        payload = {
+            "init": op.init_inputs(self.small),
+            "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
+            "trials": [[x.to("cpu") if isinstance(x, torch.Tensor) else x for x in t] for t in trials],
+        }
+        with self.reference_lock:
+            if self.probe_tolerances is None:
+                result = probe(refs[0], trials[0], self.tolerance, self.rules.tolerance.probe_scale)
+                self.probe_tolerances = result.tolerances
+                self.probe_notes = result.notes
+                self.probe_weak = result.weak
+        return payload, trials, refs, model
+
+    def run_isolated(self, candidate: Candidate, warnings: list[Diagnosis], started: float) -> Verdict:
+        payload, trials, refs, model = self.prepare()
+        jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir))
+        try:
+            (jobdir / "candidate.py").write_text(candidate.source)
+            torch.save(payload, jobdir / "job.pt")
+            job = {
+                "device": self.device,
+                "gpu_memory_fraction": self.config.gpu_memory_fraction,
+                "timing": {
+                    "trials": self.config.timing_trials,
+                    "warmup": self.config.timing_warmup,
+                    "rotate": self.config.timing_rotate,
+                },
+            }
+            (jobdir / "job.json").write_text(json.dumps(job))
+            judged: dict[str, Any] = {}
+
+            def decide(message: dict[str, Any]) -> bool:
+                judged.update(self.judge(message, jobdir, refs))
+                return not judged["failures"] and self.timing_available
+
+            correctness, timing_msg, outcome = run_child(
+                jobdir,
+                timeout_s=self.timeout_s,
+                memory_mb=self.config.memory_mb if self.device == "cpu" else None,
+                env=self.env,
+                decide=decide,
+            )
+        finally:
+            if not self.config.keep_jobs:
+                shutil.rmtree(jobdir, ignore_errors=True)
+        if correctness is None or correctness.get("error") is not None:
+            return self.verdict(candidate, [self.child_failure(correctness, outcome)], warnings, started)
+        failures: list[Diagnosis] = judged["failures"]
+        warnings = warnings + self.probe_warnings()
+        facts = [KernelFacts(**k) for k in correctness.get("kernels", [])]
+        checks = judged["checks"]
+        if failures:
+            return self.verdict(
+                candidate,
+                failures,
+                warnings,
+                started,
+                checks=checks,
+                facts=facts,
+                launches=judged["launches"],
+                library=judged["library"],
+            )
+        timing, timing_failure, facts = self.timing(timing_msg, outcome, trials, model, facts)
+        if timing_failure is not None:
+            return self.verdict(
+                candidate,
+                [timing_failure],
+                warnings,
+                started,
+                checks=checks,
+                facts=facts,
+                launches=judged["launches"],
+                library=judged["library"],
+            )
+        return self.verdict(
+            candidate,
+            [],
+            warnings,
+            started,
+            checks=checks,
+            facts=facts,
+            timing=timing,
+            launches=judged["launches"],
+            library=judged["library"],
+        )
+
+    def judge(self, message: dict[str, Any], jobdir: Path, refs: list[list[torch.Tensor]]) -> dict[str, Any]:
+        calls = message["calls"]
+        outputs = torch.load(jobdir / "outputs.pt", weights_only=True)
+        failures: list[Diagnosis] = []
+        checks: list[str] = []
+        tolerances = self.probe_tolerances or []
+        state_kinds = {
+            "repeat": "when called again on the same inputs",
+            "moved": "when the same inputs sit at other addresses",
+            "rewrite": "when new inputs are written into the same buffers",
+        }
+        for call, out in zip(calls, outputs, strict=True):
+            label, trial = call["label"], call["trial"]
+            expected = refs[trial]
+            what = f"trial {trial}" if label == "trial" else f"{label} call (expects trial {trial})"
+            diag = self.check_call(call, out, expected, tolerances, what, label, state_kinds)
+            if diag is not None:
+                failures.append(diag)
+                break
+        else:
+            checks += [
+                "output types",
+                "shapes/dtypes/strides",
+                "no aliasing",
+                "inputs unmodified",
+                "full coverage (NaN poison)",
+                f"{len([c for c in calls if c['label'] == 'trial'])} trials within tolerance",
+                "independent of call count and buffer addresses",
+            ]
+            if self.probe_notes:
+                checks.append("trivial-answer probes (check strengthened)")
+            else:
+                checks.append("trivial-answer probes")
+        library: set[str] = set()
+        launches = sum(c["launches"] for c in calls)
+        if not failures:
+            guard = self.runtime_guard(calls, library)
+            if guard is not None:
+                failures.append(guard)
+            else:
+                checks += ["Triton launch on every call", f"runtime guard ({self.policy})"]
+        return {"failures": failures, "checks": checks, "launches": launches, "library": sorted(library)}
+
+    def check_call(
+        self,
+        call: dict[str, Any],
+        out: list[torch.Tensor] | None,
+        expected: list[torch.Tensor],
+        tolerances: list[Tolerance],
+        what: str,
+        label: str,
+        state_kinds: dict[str, str],
+    ) -> Diagnosis | None:
+        info = call["output"]
+        types = [item["type"] for item in info["items"]]
+        if out is None or any(t != "torch.Tensor" for t in types):
+            return Diagnosis(
+                stage=Stage.CORRECTNESS,
+                kind=FailureKind.OUTPUT_TYPE,
+                rule="plain_tensor",
+                message=f"{what}: outputs must be plain torch.Tensor, got {', '.join(types)}",
+            )
+        if len(out) != len(expected):
+            return Diagnosis(
+                stage=Stage.CORRECTNESS,
+                kind=FailureKind.OUTPUT_TYPE,
+                rule="output_count",
+                message=f"{what}: {len(out)} outputs, expected {len(expected)}",
+            )
+        for k, item in enumerate(info["items"]):
+            if item.get("overlapping"):
+                return Diagnosis(
+                    stage=Stage.CORRECTNESS,
+                    kind=FailureKind.SHAPE_MISMATCH,
+                    rule="stride",
+                    message=f"{what}: output {k} has stride 0 (a broadcast view, not a result): "
+                    f"strides {item['stride']}",
+                )
+            if item.get("aliases"):
+                return Diagnosis(
+                    stage=Stage.CORRECTNESS,
+                    kind=FailureKind.ALIASING,
+                    rule="aliasing",
+                    message=f"{what}: output {k} shares memory with {', '.join(item['aliases'])}",
+                )
+        if call["mutated_inputs"]:
+            return Diagnosis(
+                stage=Stage.CORRECTNESS,
+                kind=FailureKind.INPUT_MUTATION,
+                rule="inputs_unmodified",
+                message=f"{what}: the candidate modified input(s) {call['mutated_inputs']}",
+            )
+        kind = FailureKind.MISMATCH if label == "trial" else FailureKind.STATE_DEPENDENT
+        for k, (o, r) in enumerate(zip(out, expected, strict=True)):
+            tol = tolerances[k] if k < len(tolerances) else self.tolerance
+            diag = compare(o, r, tol, kind=kind, what=f"{what}, output {k}")
+            if diag is not None:
+                if label != "trial":
+                    diag = diag.model_copy(
+                        update={
+                            "rule": f"state:{label}",
+                            "message": f"result changed {state_kinds[label]}: {diag.message}",
+                            "kind": FailureKind.STATE_DEPENDENT,
+                        }
+                    )
+                return diag
+        return None
+
+    def runtime_guard(self, calls: list[dict[str, Any]], library: set[str]) -> Diagnosis | None:
+        for call in calls:
+            what = f"{call['label']} call {call['trial']}"
+            if call["launches"] == 0:
+                return Diagnosis(
+                    stage=Stage.RUNTIME_GUARD,
+                    kind=FailureKind.RUNTIME_GUARD,
+                    rule="no_triton_launch",
+                    message=f"{what}: forward launched no Triton kernel",
+                )
+            outside = {op: n for op, n in call["ops"].items() if op not in self.allowed_ops}
+            if outside:
+                listing = ", ".join(f"aten.{op}×{n}" for op, n in sorted(outside.items()))
+                return Diagnosis(
+                    stage=Stage.RUNTIME_GUARD,
+                    kind=FailureKind.RUNTIME_GUARD,
+                    rule="non_triton_compute",
+                    message=f"{what}: ops ran outside Triton under the {self.policy} policy: {listing}",
+                    evidence=json.dumps(call["ops"], sort_keys=True),
+                )
+            library |= {op for op in call["ops"] if op in self.operator.spec.hybrid_ops}
+            if call["threads"] > 0:
+                return Diagnosis(
+                    stage=Stage.RUNTIME_GUARD,
+                    kind=FailureKind.RUNTIME_GUARD,
+                    rule="threads",
+                    message=f"{what}: forward left {call['threads']} extra thread(s) running",
+                )
+            if not call["deterministic"]:
+                return Diagnosis(
+                    stage=Stage.RUNTIME_GUARD,
+                    kind=FailureKind.RUNTIME_GUARD,
+                    rule="harness_tampering",
+                    message=f"{what}: forward switched off the harness's memory poisoning",
+                )
+        return None
+
+    def child_failure(self, message: dict[str, Any] | None, outcome: ChildOutcome) -> Diagnosis:
+        tail = outcome.output_tail
+        if outcome.flooded:
+            return Diagnosis(
+                stage=Stage.RUN,
+                kind=FailureKind.OUTPUT_FLOOD,
+                rule="output_cap",
+                message=f"the candidate printed more than {outcome.output_bytes} bytes; killed",
+                evidence=tail,
+            )
+        if outcome.timed_out:
+            return Diagnosis(
+                stage=Stage.RUN,
+                kind=FailureKind.TIMEOUT,
+                rule="timeout",
+                message=f"no verdict within {self.timeout_s:g} s; killed",
+                evidence=tail,
+            )
+        if message is not None and message.get("error"):
+            error = message["error"]
+            stage = Stage.LOAD if message.get("stage") == "load" else Stage.RUN
+            return Diagnosis(
+                stage=stage,
+                kind=FailureKind(error["kind"]),
+                message=error["message"],
+                line=error.get("line"),
+                evidence=error.get("evidence", ""),
+            )
+        rc = outcome.returncode
+        if rc is not None and rc < 0:
+            name = describe_signal(rc)
+            kind = FailureKind.OOM if name == "SIGKILL" else FailureKind.CRASH
+            hint = " (killed: out of memory?)" if kind is FailureKind.OOM else ""
+            return Diagnosis(
+                stage=Stage.RUN,
+                kind=kind,
+                rule="signal",
+                message=f"the candidate's process died of {name}{hint}",
+                evidence=tail,
+            )
+        return Diagnosis(
+            stage=Stage.RUN,
+            kind=FailureKind.EARLY_EXIT,
+            rule="no_verdict",
+            message=f"the candidate's process exited with code {rc} before reporting",
+            evidence=tail,
+        )
+
+    def probe_warnings(self) -> list[Diagnosis]:
+        return [
+            Diagnosis(stage=Stage.CORRECTNESS, kind=FailureKind.MISMATCH, rule="trivial_probe", message=note)
+            for note in self.probe_notes
+        ]
+
+    # -- timing -----------------------------------------------------------------------------------
+
+    def timing(
+        self,
+        message: dict[str, Any] | None,
+        outcome: ChildOutcome,
+        trials: list[list[Any]],
+        model: nn.Module,
+        facts: list[KernelFacts],
+    ) -> tuple[Timing, Diagnosis | None, list[KernelFacts]]:
+        if not self.timing_available:
+            return Timing(measured=False, reason=NOT_MEASURED, device=self.device_name), None, facts
+        if message is None or message.get("error"):
+            diag = self.child_failure(message, outcome)
+            return (
+                Timing(measured=False, reason="timing failed"),
+                diag.model_copy(update={"stage": Stage.TIMING}),
+                facts,
+            )
+        facts = [KernelFacts(**k) for k in message.get("kernels", [])] or facts
+        if message["escaped"]:
+            return (
+                Timing(measured=False, reason="timing anomaly"),
+                Diagnosis(
+                    stage=Stage.TIMING,
+                    kind=FailureKind.TIMING_ANOMALY,
+                    rule="work_escapes_stream",
+                    message=f"events span {message['event_span_ms']:.3f} ms but the device was busy "
+                    f"{message['wall_ms']:.3f} ms: work escaped the timed stream",
+                ),
+                facts,
+            )
+        ref = self.reference(trials[0], model)
+        from foundry.evaluate.roofline import roofline
+
+        dtype = next(
+            (t.dtype for t in trials[0] if isinstance(t, torch.Tensor) and t.is_floating_point()), torch.float32
+        )
+        roof = roofline(ref.bytes_moved, ref.flops, message["median_ms"], torch.cuda.current_device(), dtype)
+        timing = Timing(
+            measured=True,
+            device=self.device_name,
+            trials=message["trials"],
+            candidate_ms=message["median_ms"],
+            eager_ms=ref.eager_ms,
+            compile_ms=ref.compile_ms,
+            roofline=roof,
+        )
+        return timing, None, facts
+
+    def reference(self, inputs: list[Any], model: nn.Module) -> ReferenceTiming:
+        """Eager and torch.compile times of the reference, measured once per evaluator, in this run."""
+        with self.reference_lock:
+            if self.reference_timing is not None:
+                return self.reference_timing
+            from foundry.evaluate.roofline import count_flops, tensor_bytes
+            from foundry.evaluate.timing import clone_inputs, time_cuda
+
+            cfg = self.config
+            device_inputs = to_device(inputs, self.device)
+            rotated = [clone_inputs(device_inputs) for _ in range(cfg.timing_rotate)]
+            eager = time_cuda(model, rotated, trials=cfg.timing_trials, warmup=cfg.timing_warmup)
+            notes: list[str] = []
+            compile_ms: float | None = None
+            try:
+                compiled = torch.compile(model)
+                compile_ms = time_cuda(
+                    compiled, rotated, trials=cfg.timing_trials, warmup=max(cfg.timing_warmup, 3)
+                ).median_ms
+            except Exception as exc:  # torch.compile failing on the user's op is a fact, not a crash
+                notes.append(f"torch.compile failed on the reference: {type(exc).__name__}: {exc}"[:300])
+            with torch.no_grad():
+                outputs = as_outputs(model(*device_inputs))
+            state = list(model.parameters()) + list(model.buffers())
+            self.reference_timing = ReferenceTiming(
+                eager_ms=eager.median_ms,
+                compile_ms=compile_ms,
+                flops=count_flops(model, device_inputs),
+                bytes_moved=sum(t.numel() * t.element_size() for t in state)
+                + tensor_bytes(device_inputs)
+                + tensor_bytes(outputs),
+                notes=notes,
+            )
+            return self.reference_timing
+
+    # -- verdict ----------------------------------------------------------------------------------
+
+    def verdict(
+        self,
+        candidate: Candidate,
+        failures: list[Diagnosis],
+        warnings: list[Diagnosis],
+        started: float,
+        *,
+        checks: list[str] | None = None,
+        facts: list[KernelFacts] | None = None,
+        timing: Timing | None = None,
+        launches: int = 0,
+        library: list[str] | None = None,
+    ) -> Verdict:
+        if not failures and timing is None:
+            timing = Timing(measured=False, reason=NOT_MEASURED, device=self.device_name)
+        if self.probe_weak and not failures:
+            warnings = warnings + [
+                Diagnosis(
+                    stage=Stage.CORRECTNESS,
+                    kind=FailureKind.MISMATCH,
+                    rule="weak_check",
+                    message="a trivial answer passes this operator's check: the verdict is weak",
+                )
+            ]
+        return Verdict(
+            candidate_id=candidate.id,
+            verified=not failures,
+            policy=self.policy,
+            device=self.device_name,
+            diagnoses=tuple(failures),
+            warnings=tuple(warnings),
+            checks_passed=tuple(["static guard"] + (checks or [])) if not failures or checks else (),
+            trials=self.trials,
+            triton_launches=launches,
+            library_ops=tuple(library or ()),
+            kernels=tuple(facts or ()),
+            timing=timing,
+            wall_s=round(time.monotonic() - started, 3),
+        )
+
+
+def geometric_mean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    if not values:
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))

@@ -1,0 +1,198 @@
+"""Parent side of the isolated worker: spawn, limit, watch, and turn any ending into data.
+
+Each candidate runs in a fresh `python -m foundry.evaluate.worker` process (spawned, never forked),
+in its own session (so a timeout kills everything it started), with:
+  - an environment built from an allowlist, minus anything that looks like a secret;
+  - an address-space cap on CPU-only runs (RLIMIT_AS; CUDA reserves huge virtual ranges, so on GPU
+    the worker caps device memory instead), no core files;
+  - stdout/stderr drained by the parent and capped (flooding kills the child);
+  - a private pipe for its messages and another for the parent's go/stop after correctness.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import foundry
+
+ENV_ALLOW = re.compile(
+    r"^(PATH|LANG|LC_[A-Z]+|TZ|CUDA_VISIBLE_DEVICES|CUDA_HOME|CUDA_PATH|LD_LIBRARY_PATH|NVIDIA_[A-Z_]+|"
+    r"TRITON_[A-Z_]+|NCCL_NVLS_ENABLE|TORCH_SYMM_MEM_DISABLE_MULTICAST|NVSHMEM_DISABLE_NVLS|"
+    r"OMP_NUM_THREADS|MKL_NUM_THREADS|PYTHONHASHSEED|VIRTUAL_ENV)$"
+)
+SECRET = re.compile(r"(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.I)
+OUTPUT_CAP = 1_000_000  # bytes of stdout+stderr a candidate may print
+TAIL = 4000
+
+
+def child_environment(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if ENV_ALLOW.match(k) and not SECRET.search(k)}
+    env.update(extra)
+    package_root = str(Path(foundry.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = package_root
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    return {k: v for k, v in env.items() if not SECRET.search(k)}
+
+
+@dataclass
+class ChildOutcome:
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    returncode: int | None = None
+    timed_out: bool = False
+    flooded: bool = False
+    output_tail: str = ""
+    output_bytes: int = 0
+    wall_s: float = 0.0
+
+
+class Child:
+    """One running worker. Messages are read on a thread; `decide` answers the go/stop question."""
+
+    def __init__(self, jobdir: Path, *, timeout_s: float, memory_mb: int | None, env: dict[str, str]) -> None:
+        self.jobdir = jobdir
+        self.timeout_s = timeout_s
+        result_r, result_w = os.pipe()
+        control_r, control_w = os.pipe()
+        self.started = time.monotonic()
+
+        def limits() -> None:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if memory_mb:
+                cap = memory_mb * 1024 * 1024
+                resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "foundry.evaluate.worker", str(jobdir), str(result_w), str(control_r)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(result_w, control_r),
+            env=env,
+            cwd=jobdir,
+            start_new_session=True,
+            preexec_fn=limits,  # noqa: PLW1509 - runs before exec, only setrlimit
+        )
+        os.close(result_w)
+        os.close(control_r)
+        self.control = os.fdopen(control_w, "wb", buffering=0)
+        self.results = os.fdopen(result_r, "rb")
+        self.outcome = ChildOutcome()
+        self.tail = bytearray()
+        self.lock = threading.Lock()
+        self.message_ready = threading.Condition(self.lock)
+        self.readers = [
+            threading.Thread(target=self.read_messages, daemon=True),
+            threading.Thread(target=self.drain_output, daemon=True),
+        ]
+        for reader in self.readers:
+            reader.start()
+
+    def read_messages(self) -> None:
+        for raw in self.results:
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                message = {"phase": "garbled", "raw": raw[:200].decode(errors="replace")}
+            with self.lock:
+                self.outcome.messages.append(message)
+                self.message_ready.notify_all()
+        with self.lock:
+            self.message_ready.notify_all()
+
+    def drain_output(self) -> None:
+        assert self.proc.stdout is not None
+        while chunk := self.proc.stdout.read1(65536):
+            self.outcome.output_bytes += len(chunk)
+            self.tail = (self.tail + chunk)[-TAIL:]
+            if self.outcome.output_bytes > OUTPUT_CAP and not self.outcome.flooded:
+                self.outcome.flooded = True
+                self.kill()
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def remaining(self) -> float:
+        return max(0.0, self.timeout_s - (time.monotonic() - self.started))
+
+    def wait_message(self, phase: str) -> dict[str, Any] | None:
+        """The next message of `phase`, or None if the child ended, flooded or timed out first."""
+        with self.lock:
+            while True:
+                for message in self.outcome.messages:
+                    if message.get("phase") in (phase, "error"):
+                        self.outcome.messages.remove(message)
+                        return message
+                if self.proc.poll() is not None and not self.readers[0].is_alive():
+                    return None
+                if self.outcome.flooded:
+                    return None
+                left = self.remaining()
+                if left <= 0:
+                    self.outcome.timed_out = True
+                    self.kill()
+                    return None
+                self.message_ready.wait(timeout=min(left, 0.5))
+
+    def say(self, word: str) -> None:
+        try:
+            self.control.write((word + "\n").encode())
+        except (BrokenPipeError, OSError):
+            pass
+
+    def finish(self) -> ChildOutcome:
+        try:
+            self.proc.wait(timeout=max(self.remaining(), 1.0))
+        except subprocess.TimeoutExpired:
+            self.outcome.timed_out = True
+            self.kill()
+            self.proc.wait()
+        for reader in self.readers:
+            reader.join(timeout=5)
+        self.control.close()
+        self.results.close()
+        self.outcome.returncode = self.proc.returncode
+        self.outcome.output_tail = self.tail.decode(errors="replace")
+        self.outcome.wall_s = time.monotonic() - self.started
+        return self.outcome
+
+
+def run_child(
+    jobdir: Path,
+    *,
+    timeout_s: float,
+    memory_mb: int | None,
+    env: dict[str, str],
+    decide: Callable[[dict[str, Any]], bool],
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, ChildOutcome]:
+    """Run the worker; after its correctness message, `decide` says whether to time it."""
+    child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env)
+    correctness = child.wait_message("correctness")
+    timing = None
+    go = correctness is not None and correctness.get("error") is None and decide(correctness)
+    child.say("time" if go else "stop")
+    if go:
+        timing = child.wait_message("timing")
+    return correctness, timing, child.finish()
+
+
+def describe_signal(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"

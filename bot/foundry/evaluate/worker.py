@@ -1,0 +1,303 @@
+"""The isolated child that runs one untrusted candidate.
+
+Started by foundry.evaluate.isolation as `python -m foundry.evaluate.worker JOBDIR RESULT_FD CONTROL_FD`
+with an environment stripped of secrets. It never sees the reference model, its outputs or the seeds:
+it gets the inputs, the constructor arguments and the (perturbed) state dict, runs the candidate,
+and returns raw facts (outputs, aten ops, launches, aliasing, mutation) for the parent to judge.
+Messages go over a private pipe as JSON lines, never over stdout. Imports only stdlib, torch, triton.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+CRASH_MARKERS = (
+    "illegal memory access",
+    "misaligned address",
+    "unspecified launch failure",
+    "device-side assert",
+    "illegal instruction",
+)
+OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory")
+
+
+class Channel:
+    def __init__(self, result_fd: int, control_fd: int) -> None:
+        self.out = os.fdopen(result_fd, "wb", buffering=0)
+        self.control = os.fdopen(control_fd, "rb", buffering=0)
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message, default=str) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            written = self.out.write(view)
+            view = view[written:]
+
+    def receive(self) -> str:
+        return self.control.readline().decode().strip()
+
+
+def classify(exc: BaseException, candidate_path: str) -> dict[str, Any]:
+    text = "".join(traceback.format_exception(exc))
+    lowered = text.lower()
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == candidate_path:
+            line = frame.lineno
+    kind = "runtime_error"
+    if isinstance(exc, SystemExit):
+        kind = "early_exit"
+    elif isinstance(exc, MemoryError) or any(m in lowered for m in OOM_MARKERS):
+        kind = "oom"
+    elif any(m in lowered for m in CRASH_MARKERS):
+        kind = "crash"
+    elif type(exc).__name__ in {"CompilationError", "CompileTimeAssertionFailure", "OutOfResources"}:
+        kind = "compile_error"
+        line = triton_error_line(exc, candidate_path) or line
+    elif isinstance(exc, SyntaxError):
+        kind = "compile_error"
+        line = exc.lineno
+    return {
+        "kind": kind,
+        "message": f"{type(exc).__name__}: {str(exc).strip()[:500]}",
+        "line": line,
+        "evidence": text[-4000:],
+    }
+
+
+def triton_error_line(exc: BaseException, candidate_path: str) -> int | None:
+    """Triton's CompilationError carries the kernel's source and a line relative to it."""
+    src = getattr(exc, "src", None)
+    node = getattr(exc, "node", None)
+    rel = getattr(node, "lineno", None)
+    fn = getattr(src, "fn", None)
+    start = getattr(getattr(fn, "__code__", None), "co_firstlineno", None)
+    if rel is not None and start is not None:
+        return start + rel - 1
+    return None
+
+
+def storage_span(t: Any) -> tuple[int, int]:
+    storage = t.untyped_storage()
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1] and a[1] > a[0] and b[1] > b[0]
+
+
+def describe_output(out: Any, torch: Any, inputs: list[Any], named_state: dict[str, Any]) -> dict[str, Any]:
+    tensors = list(out) if isinstance(out, (tuple, list)) else [out]
+    info: dict[str, Any] = {"container": type(out).__name__, "items": []}
+    for t in tensors:
+        item: dict[str, Any] = {"type": f"{type(t).__module__}.{type(t).__qualname__}"}
+        if type(t) is torch.Tensor:
+            span = storage_span(t)
+            item.update(
+                shape=list(t.shape),
+                dtype=str(t.dtype).removeprefix("torch."),
+                stride=list(t.stride()),
+                aliases=[
+                    f"input {i}"
+                    for i, x in enumerate(inputs)
+                    if isinstance(x, torch.Tensor) and overlaps(span, storage_span(x))
+                ]
+                + [f"parameter {n}" for n, p in named_state.items() if overlaps(span, storage_span(p))],
+                overlapping=any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape, strict=True)),
+            )
+        info["items"].append(item)
+    return info
+
+
+def plain_outputs(out: Any, torch: Any) -> list[Any] | None:
+    tensors = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not all(type(t) is torch.Tensor for t in tensors):
+        return None
+    return [t.detach().to("cpu", copy=True) for t in tensors]
+
+
+def fresh_copy(x: Any, torch: Any) -> Any:
+    """The same values in a new buffer at another address (and a non-zero storage offset)."""
+    if not isinstance(x, torch.Tensor):
+        return x
+    pad = 64
+    base = torch.empty(x.numel() + pad, dtype=x.dtype, device=x.device)
+    y = base[pad:].view(x.shape)
+    y.copy_(x)
+    return y
+
+
+def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
+    import torch
+
+    device = job["device"]
+    if device == "cuda" and job.get("gpu_memory_fraction"):
+        torch.cuda.set_per_process_memory_fraction(float(job["gpu_memory_fraction"]))
+    from foundry.evaluate import timing  # binds the timer before candidate code runs
+    from foundry.evaluate.runtime_guard import LaunchRecorder, OpLog, live_threads
+
+    recorder = LaunchRecorder()
+    recorder.install()
+    data = torch.load(jobdir / "job.pt", weights_only=True)
+    candidate_path = str(jobdir / "candidate.py")
+
+    def fail(stage: str, exc: BaseException) -> None:
+        channel.send({"phase": "correctness", "stage": stage, "error": classify(exc, candidate_path)})
+
+    try:
+        spec = importlib.util.spec_from_file_location("foundry_candidate", candidate_path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["foundry_candidate"] = module
+        spec.loader.exec_module(module)
+        model_cls = module.ModelNew
+    except BaseException as exc:  # noqa: B036 - SystemExit from candidate code is data too
+        return fail("load", exc)
+    try:
+        model = model_cls(*data["init"])
+        missing = model.load_state_dict(data["state"], strict=True)
+        del missing
+        model = model.to(device).eval()
+    except BaseException as exc:  # noqa: B036
+        return fail("load", exc)
+
+    named_state = dict(model.named_parameters()) | dict(model.named_buffers())
+    trials = [[x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs] for inputs in data["trials"]]
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True  # uninitialized outputs read as NaN
+    baseline_threads = live_threads()
+    outputs: list[list[Any] | None] = []
+    calls: list[dict[str, Any]] = []
+
+    def guarded_call(label: str, trial: int, inputs: list[Any]) -> bool:
+        snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        before = recorder.total
+        log = OpLog(recorder)
+        try:
+            with torch.no_grad(), log:
+                out = model(*inputs)
+            if device == "cuda":
+                torch.cuda.synchronize()
+        except BaseException as exc:  # noqa: B036
+            fail("run", exc)
+            return False
+        record = {
+            "label": label,
+            "trial": trial,
+            "launches": recorder.total - before,
+            "ops": dict(log.ops),
+            "threads": live_threads() - baseline_threads,
+            "deterministic": torch.are_deterministic_algorithms_enabled(),
+            "output": describe_output(out, torch, inputs, named_state),
+            "mutated_inputs": [
+                i
+                for i, (x, s) in enumerate(zip(inputs, snapshot, strict=True))
+                if isinstance(x, torch.Tensor) and not same_values(x, s, torch)
+            ],
+        }
+        calls.append(record)
+        outputs.append(plain_outputs(out, torch))
+        return True
+
+    for i, inputs in enumerate(trials):
+        if not guarded_call("trial", i, inputs):
+            return
+    # Results must not depend on call count or on buffer addresses.
+    first = trials[0]
+    if not guarded_call("repeat", 0, first):
+        return
+    if not guarded_call("moved", 0, [fresh_copy(x, torch) for x in first]):
+        return
+    same_shape = [j for j in range(1, len(trials)) if shapes(trials[j], torch) == shapes(first, torch)]
+    if same_shape:
+        j = same_shape[0]
+        for dst, src in zip(first, trials[j], strict=True):
+            if isinstance(dst, torch.Tensor):
+                dst.copy_(src)
+        if not guarded_call("rewrite", j, first):
+            return
+    torch.save(outputs, jobdir / "outputs.pt")
+    channel.send({"phase": "correctness", "error": None, "calls": calls, "kernels": kernel_facts(recorder)})
+
+    if channel.receive() != "time":
+        return
+    torch.use_deterministic_algorithms(False)
+    spec_t = job["timing"]
+    rotated = [[fresh_copy(x, torch) for x in trials[0]] for _ in range(int(spec_t["rotate"]))]
+    try:
+        result = timing.time_cuda(model, rotated, trials=int(spec_t["trials"]), warmup=int(spec_t["warmup"]))
+    except BaseException as exc:  # noqa: B036
+        channel.send({"phase": "timing", "error": classify(exc, candidate_path)})
+        return
+    channel.send(
+        {
+            "phase": "timing",
+            "error": None,
+            "median_ms": result.median_ms,
+            "trials": result.trials,
+            "min_ms": result.min_ms,
+            "max_ms": result.max_ms,
+            "event_span_ms": result.event_span_ms,
+            "wall_ms": result.wall_ms,
+            "escaped": result.escaped,
+            "kernels": kernel_facts(recorder),
+        }
+    )
+
+
+def same_values(a: Any, b: Any, torch: Any) -> bool:
+    if a.is_floating_point():
+        return bool(torch.equal(a.nan_to_num(0.5), b.nan_to_num(0.5)))
+    return bool(torch.equal(a, b))
+
+
+def shapes(inputs: list[Any], torch: Any) -> list[Any]:
+    return [tuple(x.shape) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def kernel_facts(recorder: Any) -> list[dict[str, Any]]:
+    facts = []
+    for name, kernel in recorder.compiled.items():
+        meta = getattr(kernel, "metadata", None)
+        facts.append(
+            {
+                "name": name,
+                "registers": safe_int(kernel, "n_regs"),
+                "spills": safe_int(kernel, "n_spills"),
+                "shared_bytes": getattr(meta, "shared", None),
+                "num_warps": getattr(meta, "num_warps", None),
+                "num_stages": getattr(meta, "num_stages", None),
+                "target": str(getattr(meta, "target", "")),
+            }
+        )
+    return facts
+
+
+def safe_int(obj: Any, attr: str) -> int | None:
+    try:
+        value = getattr(obj, attr)
+    except Exception:  # handles not yet loaded: facts are optional
+        return None
+    return int(value) if isinstance(value, int) else None
+
+
+def main() -> None:
+    jobdir = Path(sys.argv[1])
+    channel = Channel(int(sys.argv[2]), int(sys.argv[3]))
+    job = json.loads((jobdir / "job.json").read_text())
+    try:
+        run(job, jobdir, channel)
+    except BaseException as exc:  # noqa: B036 - whatever happens becomes a message
+        channel.send({"phase": "error", "error": classify(exc, str(jobdir / "candidate.py"))})
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    main()

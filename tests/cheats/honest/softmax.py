@@ -1,0 +1,28 @@
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _softmax_fwd_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    y = e / tl.sum(e, axis=0)
+    tl.store(y_ptr + row * stride_y + cols, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        x2 = x.reshape(-1, x.shape[-1]).contiguous()
+        y = torch.empty_like(x2)
+        block = triton.next_power_of_2(x2.shape[1])
+        _softmax_fwd_kernel[(x2.shape[0],)](x2, y, x2.shape[1], x2.stride(0), y.stride(0), BLOCK=block)
+        return y.view(x.shape)
