@@ -46,6 +46,8 @@ class EvaluatorConfig:
     workdir: Path | None = None
     keep_jobs: bool = False
     perturbation: float = 0.1  # relative noise added to the reference's parameters
+    # Only tests of the isolation layer switch this off, to reach the child with code the guard refuses.
+    static_guard: bool = True
 
 
 @dataclass
@@ -126,7 +128,7 @@ class CandidateEvaluator:
 
     def evaluate(self, candidate: Candidate) -> Verdict:
         started = time.monotonic()
-        errors, warnings = self.guard.check(candidate.source)
+        errors, warnings = self.guard.check(candidate.source) if self.config.static_guard else ([], [])
         if errors:
             return self.verdict(candidate, errors, warnings, started)
         if self.device == "cuda":
