@@ -1,0 +1,119 @@
+"""Where candidates are evaluated. The loop hands a generation to an Executor and gets the verdicts
+back in the same order, whatever order they finished in, so a seeded search is reproducible.
+
+LocalExecutor: a pool of evaluator slots. On CPU one evaluator takes several slots (it spawns one
+isolated child per candidate, so concurrent evaluate() calls are safe); on a GPU each evaluator takes
+exactly one slot, so no GPU ever times two candidates at once (one timing worker per visible GPU).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol, runtime_checkable
+
+from foundry.core.protocols import Evaluator
+from foundry.core.records import Candidate, Diagnosis, FailureKind, Stage, Verdict
+
+log = logging.getLogger(__name__)
+
+
+class Executor(Protocol):
+    timing_available: bool
+
+    def evaluate_all(
+        self, candidates: Sequence[Candidate], on_done: Callable[[Candidate, Verdict], None] | None = None
+    ) -> list[Verdict]: ...
+
+    def reverify(self, candidate: Candidate) -> Verdict: ...
+
+
+@runtime_checkable
+class Reverifying(Protocol):
+    """An evaluator that can re-check a finalist with new seeds and a longer timing run."""
+
+    def reverify(self, candidate: Candidate) -> Verdict: ...
+
+
+def evaluator_failure(candidate: Candidate, exc: BaseException, policy: str = "") -> Verdict:
+    """The evaluator itself raised: the candidate gets a verdict, the search goes on."""
+    return Verdict(
+        candidate_id=candidate.id,
+        verified=False,
+        policy=policy,
+        device="",
+        diagnoses=(
+            Diagnosis(
+                stage=Stage.RUN,
+                kind=FailureKind.CRASH,
+                message=f"the evaluator raised {type(exc).__name__}: {exc}",
+                rule="evaluator_error",
+            ),
+        ),
+    )
+
+
+def timing_available(evaluator: object) -> bool:
+    return bool(getattr(evaluator, "timing_available", False))
+
+
+class LocalExecutor:
+    def __init__(self, evaluators: Sequence[Evaluator], slots_per_evaluator: int = 1) -> None:
+        if not evaluators:
+            raise ValueError("at least one evaluator")
+        self.evaluators = list(evaluators)
+        self.timing_available = any(timing_available(e) for e in self.evaluators)
+        # Never time two candidates on one GPU at once: a timing evaluator has one slot.
+        per = 1 if self.timing_available else max(slots_per_evaluator, 1)
+        self.slots: queue.Queue[Evaluator] = queue.Queue()
+        for _ in range(per):
+            for evaluator in self.evaluators:
+                self.slots.put(evaluator)
+        self.workers = per * len(self.evaluators)
+
+    def _evaluate(self, candidate: Candidate) -> Verdict:
+        evaluator = self.slots.get()
+        try:
+            return evaluator.evaluate(candidate)
+        except Exception as exc:  # a bug in the evaluator must not end the search
+            log.exception("evaluating %s raised", candidate.id)
+            return evaluator_failure(candidate, exc)
+        finally:
+            self.slots.put(evaluator)
+
+    def evaluate_all(
+        self, candidates: Sequence[Candidate], on_done: Callable[[Candidate, Verdict], None] | None = None
+    ) -> list[Verdict]:
+        if not candidates:
+            return []
+        if self.workers == 1 or len(candidates) == 1:
+            verdicts = []
+            for candidate in candidates:
+                verdict = self._evaluate(candidate)
+                if on_done:
+                    on_done(candidate, verdict)
+                verdicts.append(verdict)
+            return verdicts
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(candidates))) as pool:
+            futures = [pool.submit(self._evaluate, c) for c in candidates]
+            verdicts = []
+            for candidate, future in zip(candidates, futures, strict=True):
+                verdict = future.result()
+                if on_done:
+                    on_done(candidate, verdict)
+                verdicts.append(verdict)
+            return verdicts
+
+    def reverify(self, candidate: Candidate) -> Verdict:
+        evaluator = self.slots.get()
+        try:
+            if isinstance(evaluator, Reverifying):
+                return evaluator.reverify(candidate)
+            return evaluator.evaluate(candidate)  # each evaluation draws fresh secret seeds
+        except Exception as exc:
+            log.exception("re-verifying %s raised", candidate.id)
+            return evaluator_failure(candidate, exc)
+        finally:
+            self.slots.put(evaluator)
