@@ -60,10 +60,18 @@ def timing_available(evaluator: object) -> bool:
 
 
 class LocalExecutor:
-    def __init__(self, evaluators: Sequence[Evaluator], slots_per_evaluator: int = 1) -> None:
+    def __init__(
+        self,
+        evaluators: Sequence[Evaluator],
+        slots_per_evaluator: int = 1,
+        finalist_evaluator: Evaluator | None = None,
+    ) -> None:
+        """finalist_evaluator re-verifies the best candidates (more trials, a longer timing run);
+        without it, reverify() is a second evaluate(), which draws fresh secret seeds."""
         if not evaluators:
             raise ValueError("at least one evaluator")
         self.evaluators = list(evaluators)
+        self.finalist_evaluator = finalist_evaluator
         self.timing_available = any(timing_available(e) for e in self.evaluators)
         # Never time two candidates on one GPU at once: a timing evaluator has one slot.
         per = 1 if self.timing_available else max(slots_per_evaluator, 1)
@@ -109,6 +117,8 @@ class LocalExecutor:
     def reverify(self, candidate: Candidate) -> Verdict:
         evaluator = self.slots.get()
         try:
+            if self.finalist_evaluator is not None:
+                return self.finalist_evaluator.evaluate(candidate)
             if isinstance(evaluator, Reverifying):
                 return evaluator.reverify(candidate)
             return evaluator.evaluate(candidate)  # each evaluation draws fresh secret seeds

@@ -81,7 +81,8 @@ class Island:
 
     def _admit(self, member: Member) -> bool:
         before = self.best.fitness if self.best else None
-        if all(m.candidate.id != member.candidate.id for m in self.population):
+        has_source = bool(member.candidate.source.strip())  # a writer's failure is nobody's parent
+        if has_source and all(m.candidate.id != member.candidate.id for m in self.population):
             self.population.append(member)
             self.population.sort(key=Member.rank_key)
             del self.population[self.population_size :]

@@ -54,7 +54,9 @@ class Score:
 
 def static_cost(candidate: Candidate, verdict: Verdict) -> float:
     """Estimated relative cost of one forward call (lower is better)."""
-    cost = LAUNCH_COST * max(verdict.triton_launches, 1)
+    # triton_launches counts every call the evaluator made (trials and state checks); the number of
+    # calls is the same for every candidate of an operator, so per-trial launches rank fairly.
+    cost = LAUNCH_COST * max(verdict.triton_launches, 1) / max(verdict.trials, 1)
     cost += LIBRARY_OP_COST * len(verdict.library_ops)
     for kernel in verdict.kernels:
         if kernel.spills:

@@ -1,0 +1,228 @@
+"""The search loop with fixed seeds: determinism, budget, selection, migration, re-verification."""
+
+from __future__ import annotations
+
+import pytest
+from evolve_doubles import (
+    SPEC,
+    ConstantWriter,
+    FakeClock,
+    GeneEvaluator,
+    GeneWriter,
+    MeteredWriter,
+    RaisingWriter,
+    genes_of,
+)
+from foundry.core.records import FailureKind, Verdict
+from foundry.evolve import Budget, BudgetTracker, LocalExecutor, Optimizer, SearchConfig, load_experts
+
+
+def optimizer(writers, evaluator, slots=1, finalist=None, tracker=None, **config) -> Optimizer:
+    cfg = SearchConfig(**config)
+    executor = LocalExecutor([evaluator], slots_per_evaluator=slots, finalist_evaluator=finalist)
+    return Optimizer(SPEC, "class Model: ...", writers, executor, load_experts(), cfg, tracker=tracker)
+
+
+def trace(result) -> list[tuple[str, int, str | None, float | None]]:
+    return [(e.candidate.id, e.candidate.island, e.candidate.parent_id, e.score) for e in result.entries]
+
+
+def test_same_seed_same_search_and_other_seed_other_search():
+    runs = [
+        optimizer([GeneWriter()], GeneEvaluator(), budget=Budget(candidates=24), seed=seed).run() for seed in (7, 7, 8)
+    ]
+    assert trace(runs[0]) == trace(runs[1])
+    assert trace(runs[0]) != trace(runs[2])
+    assert runs[0].best is not None and runs[0].best.candidate.id == runs[1].best.candidate.id
+
+
+def test_candidate_budget_is_exact_and_islands_share_it():
+    result = optimizer([GeneWriter()], GeneEvaluator(), budget=Budget(candidates=10), islands=4, seed=1).run()
+    assert result.evaluated == len(result.entries) == 10
+    assert "candidate budget of 10 spent" in result.stop_reason
+    per_island = [s.evaluated for s in result.islands]
+    assert sum(per_island) == 10 and max(per_island) - min(per_island) <= 1
+    assert [s.expert for s in result.islands] == ["fusion", "memory_access", "tiling_launch", "compute_restructuring"]
+
+
+def test_wall_time_budget_stops_the_search():
+    clock = FakeClock(step=1.0)
+    budget = Budget(candidates=1000, wall_s=30)
+    tracker = BudgetTracker(budget, clock=clock)
+    result = optimizer([GeneWriter()], GeneEvaluator(), budget=budget, tracker=tracker, seed=1).run()
+    assert "wall-time budget of 30 s spent" in result.stop_reason
+    assert 0 < result.evaluated < 1000
+
+
+def test_token_budget_stops_the_search():
+    writer = MeteredWriter(per_call=100)
+    budget = Budget(candidates=1000, tokens=1000)
+    result = optimizer([writer], GeneEvaluator(), budget=budget, seed=1, islands=2, offspring=1).run()
+    assert "LLM token budget of 1000 spent" in result.stop_reason
+    assert writer.tokens_used == 1000  # 10 proposals, checked before every generation
+    assert result.tokens_used == 1000
+    assert result.evaluated == 10
+
+
+def test_children_carry_their_parent_and_its_diagnosis():
+    writer = GeneWriter()
+    result = optimizer([writer], GeneEvaluator(), budget=Budget(candidates=16), seed=3).run()
+    later = [r for r in writer.requests if r.generation > 0]
+    assert later and all(r.parent is not None and r.parent_verdict is not None for r in later)
+    for request in later:
+        assert request.parent_verdict.candidate_id == request.parent.id
+        assert request.parent.island == request.island or request.parent.id in {
+            m for m in " ".join(result.migrations).split()
+        }
+    by_id = {e.candidate.id: e for e in result.entries}
+    for entry in result.entries:
+        if entry.candidate.generation > 0:
+            assert entry.candidate.parent_id in by_id
+
+
+def test_a_failed_parent_is_repaired_when_nothing_is_verified_yet():
+    # x starts at 1 and the evaluator rejects everything in generation 0: the island keeps the most
+    # advanced failure as parent and the writer gets its diagnosis.
+    seen = set()
+
+    def reject_first(genes):
+        key = (genes["island"], genes["x"])
+        if key not in seen:
+            seen.add(key)
+            return FailureKind.MISMATCH
+        return None
+
+    writer = GeneWriter()
+    optimizer([writer], GeneEvaluator(reject=reject_first), budget=Budget(candidates=8), islands=2, seed=5).run()
+    repairs = [r for r in writer.requests if r.parent_verdict is not None and not r.parent_verdict.verified]
+    assert repairs
+    assert repairs[0].parent_verdict.failure.kind == FailureKind.MISMATCH
+
+
+def test_stagnant_island_receives_elites_of_the_best_island():
+    # Island 1 never gets anything verified; island 0 does. After `patience` generations island 1
+    # receives island 0's best, and its next children descend from the migrant.
+    def reject_island_one(genes):
+        return FailureKind.COMPILE_ERROR if genes["island"] == 1 and genes["x"] < 50 else None
+
+    writer = GeneWriter()
+    result = optimizer(
+        [writer],
+        GeneEvaluator(reject=reject_island_one),
+        budget=Budget(candidates=20),
+        islands=2,
+        patience=2,
+        seed=11,
+    ).run()
+    assert result.migrations
+    assert "island 1 (memory_access) stagnated and received" in result.migrations[0]
+    assert "from island 0 (fusion)" in result.migrations[0]
+    migrated_id = result.migrations[0].split("received ")[1].split(" ")[0]
+    children = [r for r in writer.requests if r.island == 1 and r.parent is not None and r.parent.id == migrated_id]
+    assert children, "the stagnant island must breed from the migrant"
+    # The migrant's children are made in island 1 with genes of island 0's lineage.
+    adopted = [e for e in result.entries if e.candidate.island == 1 and e.candidate.parent_id == migrated_id]
+    assert adopted and all(genes_of(e.candidate.source)["island"] == 1 for e in adopted)
+
+
+def test_no_migration_when_no_island_improves():
+    result = optimizer(
+        [GeneWriter()],
+        GeneEvaluator(reject=lambda g: FailureKind.RUNTIME_ERROR),
+        budget=Budget(candidates=16),
+        islands=2,
+        patience=1,
+        seed=2,
+    ).run()
+    assert result.migrations == ()
+    assert result.best is None and not result.verified
+    assert result.failures == {"runtime_error": 16}
+    assert all(s.failures == {"runtime_error": 8} for s in result.islands)
+
+
+def test_best_is_fastest_verified_across_islands_and_reverified():
+    finalist = GeneEvaluator()
+    result = optimizer([GeneWriter()], GeneEvaluator(), finalist=finalist, budget=Budget(candidates=20), seed=4).run()
+    verified = [e for e in result.entries if e.verdict.verified]
+    top = max(verified, key=lambda e: (e.score, -e.order))
+    assert result.best.candidate.id == top.candidate.id
+    assert finalist.calls == [top.candidate.id]
+    assert result.best_verdict.verified and result.timing_measured
+    assert result.best.score.value == pytest.approx(genes_of(top.candidate.source)["x"] / 2)
+
+
+def test_a_finalist_that_fails_reverification_gives_way_to_the_next():
+    first: list[str] = []
+
+    def flaky(genes):
+        return None
+
+    class Flaky(GeneEvaluator):
+        def evaluate(self, candidate):
+            verdict = super().evaluate(candidate)
+            if not first:
+                first.append(candidate.id)
+                return Verdict(
+                    candidate_id=candidate.id,
+                    verified=False,
+                    policy="strict",
+                    device="toy",
+                    diagnoses=(
+                        GeneEvaluator(reject=lambda g: FailureKind.STATE_DEPENDENT).evaluate(candidate).failure,
+                    ),
+                )
+            return verdict
+
+    finalist = Flaky()
+    result = optimizer([GeneWriter()], GeneEvaluator(), finalist=finalist, budget=Budget(candidates=12), seed=4).run()
+    assert len(finalist.calls) == 2
+    assert result.best.candidate.id == finalist.calls[1] != first[0]
+    assert any(f"finalist {first[0]} failed re-verification" in n for n in result.notes)
+
+
+def test_writer_exceptions_become_writer_errors_and_the_search_goes_on():
+    result = optimizer([RaisingWriter(), GeneWriter()], GeneEvaluator(), budget=Budget(candidates=12), seed=1).run()
+    errors = [e for e in result.entries if e.verdict.failure and e.verdict.failure.kind == FailureKind.WRITER_ERROR]
+    assert errors and all("the writer broke" in e.verdict.failure.message for e in errors)
+    assert any(e.verdict.verified for e in result.entries)
+    assert result.evaluated == 12
+
+
+def test_duplicates_are_not_evaluated_again_and_a_barren_search_stops():
+    evaluator = GeneEvaluator()
+    result = optimizer([ConstantWriter()], evaluator, budget=Budget(candidates=50), seed=1, max_barren=2).run()
+    assert evaluator.calls[:1] == ["same"] and len(evaluator.calls) == 2  # once, then the re-verification
+    assert result.evaluated == 1
+    assert "proposed nothing new" in result.stop_reason
+
+
+def test_without_timing_the_static_model_ranks_and_the_report_says_so():
+    result = optimizer([GeneWriter()], GeneEvaluator(measured=False), budget=Budget(candidates=8), seed=1).run()
+    assert result.best is not None and not result.timing_measured
+    assert result.best.score is not None and not result.best.score.measured
+    assert all(s.best_speedup is None for s in result.islands)
+    assert any("timing was not measured" in n for n in result.notes)
+
+
+def test_parallel_cpu_evaluation_keeps_proposal_order():
+    evaluator = GeneEvaluator(measured=False, delay_s=0.05)
+    serial = optimizer([GeneWriter()], GeneEvaluator(measured=False), budget=Budget(candidates=12), seed=9).run()
+    parallel = optimizer([GeneWriter()], evaluator, slots=3, budget=Budget(candidates=12), seed=9).run()
+    assert evaluator.max_active >= 2
+    assert trace(parallel) == trace(serial)
+
+
+def test_a_gpu_evaluator_never_times_two_candidates_at_once():
+    evaluator = GeneEvaluator(measured=True, delay_s=0.02)
+    optimizer([GeneWriter()], evaluator, slots=4, budget=Budget(candidates=12), seed=9).run()
+    assert evaluator.max_active == 1
+
+
+def test_one_timing_worker_per_gpu():
+    gpus = [GeneEvaluator(measured=True, delay_s=0.05) for _ in range(2)]
+    executor = LocalExecutor(gpus, slots_per_evaluator=4)
+    assert executor.workers == 2
+    opt = Optimizer(SPEC, "", [GeneWriter()], executor, load_experts(), SearchConfig(budget=Budget(candidates=8)))
+    opt.run()
+    assert all(g.max_active == 1 for g in gpus)
+    assert all(g.calls for g in gpus)
