@@ -280,7 +280,7 @@ class LLMWriter:
                 out.append(self.failed(request, n, str(exc)))
                 continue
             except Exception as exc:  # whatever the endpoint sent, the search goes on
-                log.exception("the LLM reply could not be read")
+                log.debug("the LLM reply could not be read", exc_info=True)
                 out.append(self.failed(request, n, f"the reply could not be read: {type(exc).__name__}: {exc}"))
                 continue
             code = extract_code(reply.text)
