@@ -1,0 +1,149 @@
+"""Rows of the experience library's tables, as validated records: what is read from and written to
+DuckDB, and what travels in export files. Field order and names are the table's columns."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+Outcome = Literal["running", "improved", "verified", "no_gain", "failed", "crashed"]
+
+
+class SignatureRow(Row):
+    key: str
+    family: str
+    dtype: str
+    body: str  # OpSignature as JSON
+    created_at: datetime
+
+
+class RunRow(Row):
+    run_id: str
+    origin_repo: str
+    commit_sha: str
+    operator: str
+    operator_path: str
+    source_hash: str
+    signature_key: str
+    gpu: str
+    dtype: str
+    torch_version: str
+    triton_version: str
+    bot_version: str
+    budget: int
+    started_at: datetime
+    finished_at: datetime | None = None
+    outcome: Outcome = "running"
+    evaluated: int = 0
+    verified: int = 0
+    best_candidate_uid: str | None = None
+    best_speedup: float | None = None
+    retrieved_hints: str = "[]"  # JSON list of hint ids
+    retrieved_kernels: str = "[]"  # JSON list of candidate uids
+    helped: bool | None = None
+    notes: str = ""
+
+
+class CandidateRow(Row):
+    uid: str
+    run_id: str
+    candidate_id: str
+    origin_repo: str
+    signature_key: str
+    operator: str
+    source_hash: str
+    source: str
+    writer: str
+    expert: str
+    island: int
+    generation: int
+    parent_id: str | None
+    genes: str  # JSON object
+    verified: bool
+    policy: str
+    gpu: str
+    dtype: str
+    failure_kind: str | None = None
+    failure_stage: str | None = None
+    diagnosis: str | None = None  # the first Diagnosis as JSON
+    candidate_ms: float | None = None
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    speedup: float | None = None
+    bound: str | None = None
+    pct_of_floor: float | None = None
+    spills: int | None = None
+    registers: int | None = None
+    recorded_at: datetime
+
+
+class HintRow(Row):
+    hint_id: str
+    origin: str  # "seed", or the repository that taught it
+    title: str
+    context: str
+    trigger: str  # Trigger as JSON
+    suggestion: str
+    genes: str  # JSON object
+    prior: float
+    content_hash: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class HintUseRow(Row):
+    run_id: str
+    hint_id: str
+    origin_repo: str
+    success: bool
+    speedup: float | None = None
+    used_at: datetime
+
+
+class BestKernelRow(Row):
+    signature_key: str
+    gpu: str
+    dtype: str
+    candidate_uid: str
+    run_id: str
+    origin_repo: str
+    operator: str
+    source: str
+    source_hash: str
+    genes: str
+    speedup: float | None = None
+    candidate_ms: float | None = None
+    updated_at: datetime
+
+
+# table → (row model, primary-key columns); the order is the export order
+TABLES: dict[str, tuple[type[Row], tuple[str, ...]]] = {
+    "signatures": (SignatureRow, ("key",)),
+    "hints": (HintRow, ("hint_id",)),
+    "runs": (RunRow, ("run_id",)),
+    "candidates": (CandidateRow, ("uid",)),
+    "hint_uses": (HintUseRow, ("run_id", "hint_id")),
+    "best_kernels": (BestKernelRow, ("signature_key", "gpu", "dtype")),
+}
+
+
+def columns(model: type[Row]) -> tuple[str, ...]:
+    return tuple(model.model_fields)
+
+
+def insert_sql(table: str, conflict: str = "DO NOTHING") -> str:
+    model, key = TABLES[table]
+    cols = columns(model)
+    marks = ", ".join("?" for _ in cols)
+    return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks}) ON CONFLICT ({', '.join(key)}) {conflict}"
+
+
+def values(row: Row) -> list[object]:
+    return [getattr(row, name) for name in type(row).model_fields]

@@ -1,0 +1,187 @@
+"""RunSession: one optimizer run's view of the library; it implements core.protocols.ExperienceSink."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+
+from foundry import __version__ as bot_version
+from foundry.core.protocols import Hint
+from foundry.core.records import Candidate, ExperienceNote, OperatorSpec, Verdict
+from foundry.experience.db import now
+from foundry.experience.errors import LibraryBusyError
+from foundry.experience.hints import DiagnosisFacts
+from foundry.experience.retrieval import RETRIEVED_PREFIX, Retrieval
+from foundry.experience.rows import CandidateRow, Outcome, RunRow
+from foundry.experience.signature import OpSignature
+from foundry.experience.store import ExperienceStore, HintResult, candidate_row, candidate_uid
+
+log = logging.getLogger(__name__)
+
+RECORD_TIMEOUT_S = 5.0  # per record: a busy library must not stall the search; rows wait in memory
+
+
+class RunSession:
+    """Created by start_run. record() writes each evaluated candidate in its own short transaction
+    (flush_every > 1 groups them); when the file stays locked past RECORD_TIMEOUT_S the rows wait in
+    memory and go with the next write; finish() writes whatever is left, waiting up to the store's
+    full lock timeout."""
+
+    def __init__(self, store: ExperienceStore, run: RunRow, signature: OpSignature, *, flush_every: int = 1):
+        self.store = store
+        self.run = run
+        self.signature = signature
+        self.flush_every = max(1, flush_every)
+        self.pending: list[CandidateRow] = []
+        self.retrieval = Retrieval()
+        self.parents: dict[str, str | None] = {}
+        self.evaluated = 0
+        self.verified = 0
+        self.finished = False
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    # -- ExperienceSink ------------------------------------------------------------------------------
+
+    def retrieve(self, spec: OperatorSpec, k: int) -> tuple[Sequence[Hint], Sequence[Candidate]]:
+        """At run start: top-k similar verified kernels and the hints whose signature triggers match."""
+        self.retrieval = self.store.retrieve_for(self.signature, None, k, gpu=self.run.gpu)
+        self.store.note_retrieval(self.run_id, self.retrieval)
+        log.info("experience: %s", self.retrieval.summary())
+        return self.retrieval.hint_records(), self.retrieval.candidates()
+
+    def record(self, spec: OperatorSpec, candidate: Candidate, verdict: Verdict) -> None:
+        self.evaluated += 1
+        self.verified += int(verdict.verified)
+        self.parents[candidate.id] = candidate.parent_id
+        self.pending.append(candidate_row(self.run, candidate, verdict))
+        if len(self.pending) >= self.flush_every:
+            self.flush(timeout=RECORD_TIMEOUT_S)
+
+    # -- during the run --------------------------------------------------------------------------------
+
+    def hints_for(self, facts: DiagnosisFacts, k: int = 3, *, expert: str | None = None) -> tuple[Hint, ...]:
+        """Hints for a lineage's latest diagnosis (bound class, failure kind, spills …)."""
+        return self.store.retrieve_for(self.signature, facts, k, expert=expert).hint_records()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Write pending rows. False when the library stayed busy (rows kept for the next try)."""
+        if not self.pending:
+            return True
+        try:
+            self.store.record_candidates(self.pending, timeout=timeout)
+        except LibraryBusyError as exc:
+            log.warning("experience: %d record(s) wait in memory: %s", len(self.pending), exc)
+            return False
+        self.pending.clear()
+        return True
+
+    # -- at run end --------------------------------------------------------------------------------------
+
+    def finish(
+        self,
+        outcome: Outcome,
+        *,
+        best: Candidate | None = None,
+        best_verdict: Verdict | None = None,
+        applied_hints: Mapping[str, HintResult] | None = None,
+        notes: str = "",
+    ) -> ExperienceNote:
+        """Record the outcome, the best kernel (re-verified verdict) and the hints' results. Returns
+        what the library contributed, for the report."""
+        if best is not None and best_verdict is not None:
+            self.parents.setdefault(best.id, best.parent_id)
+            self.pending.append(candidate_row(self.run, best, best_verdict))
+        if not self.flush():
+            raise LibraryBusyError(f"{self.store.path}: could not write {len(self.pending)} record(s)")
+        helped = self.helped(best, applied_hints or {})
+        speedup = None
+        if best_verdict is not None and best_verdict.timing is not None and best_verdict.timing.measured:
+            speedup = best_verdict.timing.speedup_eager
+        self.store.finish_run(
+            self.run_id,
+            outcome=outcome,
+            evaluated=self.evaluated,
+            verified=self.verified,
+            best_uid=candidate_uid(self.run_id, best.id) if best else None,
+            best_speedup=speedup,
+            helped=helped,
+            hint_results=applied_hints,
+            notes=notes,
+        )
+        self.finished = True
+        return self.retrieval.note(helped)
+
+    def lineage_root(self, candidate_id: str) -> str:
+        seen: set[str] = set()
+        current = candidate_id
+        while current not in seen:
+            seen.add(current)
+            parent = self.parents.get(current)
+            if parent is None:
+                return current
+            current = parent
+        return current
+
+    def helped(self, best: Candidate | None, applied: Mapping[str, HintResult]) -> bool | None:
+        """Did retrieved material help? True when the best candidate descends from a retrieved kernel
+        or a retrieved hint that was applied succeeded; None when nothing was retrieved."""
+        if not self.retrieval.kernels and not self.retrieval.hints:
+            return None
+        retrieved_hints = {h.hint.id for h in self.retrieval.hints}
+        if any(result.success for hint_id, result in applied.items() if hint_id in retrieved_hints):
+            return True
+        if best is None:
+            return False
+        return self.lineage_root(best.id).startswith(RETRIEVED_PREFIX)
+
+    def __enter__(self) -> RunSession:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self.finished:
+            return
+        outcome: Outcome = "crashed" if exc_type is not None else "failed"
+        try:
+            self.finish(outcome, notes="the run ended without calling finish()")
+        except Exception:  # never mask the run's own exception
+            log.exception("experience: could not close run %s", self.run_id)
+
+
+def start_run(
+    store: ExperienceStore,
+    spec: OperatorSpec,
+    signature: OpSignature,
+    *,
+    repo: str = "local",
+    commit: str = "",
+    gpu: str = "",
+    budget: int = 0,
+    torch_version: str = "",
+    triton_version: str = "",
+    flush_every: int = 1,
+    run_id: str | None = None,
+) -> RunSession:
+    run = RunRow(
+        run_id=run_id or uuid.uuid4().hex,
+        origin_repo=repo,
+        commit_sha=commit,
+        operator=spec.name,
+        operator_path=spec.ref,
+        source_hash=spec.source_hash,
+        signature_key=signature.key,
+        gpu=gpu,
+        dtype=spec.dtype,
+        torch_version=torch_version,
+        triton_version=triton_version,
+        bot_version=str(bot_version),
+        budget=budget,
+        started_at=now(),
+        notes=json.dumps({"signature": signature.describe()}),
+    )
+    store.record_run(run, signature)
+    return RunSession(store, run, signature, flush_every=flush_every)
