@@ -1,0 +1,489 @@
+"""Composition root for `foundry action triage|optimize|publish|run` inside GitHub Actions.
+
+    triage    (GitHub-hosted runner, issues: write)  gate the event, 👀, status comment, list operators
+    optimize  (self-hosted GPU runner, read-only)    gate again, detect, `foundry optimize` per operator
+                                                     into the artifacts directory (no writes to GitHub)
+    publish   (GitHub-hosted runner, contents+PRs)   read the artifacts as data, open/update one PR per
+                                                     operator, edit the status comment, 🚀 or 😕
+    run       all three in one job (one trusted runner that may write)
+
+Reads the standard variables (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_SHA,
+GITHUB_WORKSPACE, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT)
+and GITHUB_TOKEN. Writes the report to $GITHUB_STEP_SUMMARY and pr-number, pr-url, best-speedup to
+$GITHUB_OUTPUT.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from foundry.core.errors import FatalError
+from foundry.core.records import RunReport
+from foundry.github.api import DEFAULT_API_URL, GitHubApi, GitHubApiError, RetryPolicy
+from foundry.github.config import CONFIG_PATH, FoundryConfig, parse_config
+from foundry.github.detect import DetectedOperator, detect, operator_slug
+from foundry.github.events import Event, load_event, valid_operator
+from foundry.github.gate import GateResult, Target, gate
+from foundry.github.gitrepo import GitRepo
+from foundry.github.publish import Outcome, publish_operator
+from foundry.github.status import final_body, reply_marker, running_body, status_marker, summary_markdown
+
+log = logging.getLogger(__name__)
+
+PLAN_FILE = "plan.json"
+SECRET_NAMES = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+DEFAULT_OPERATOR_TIMEOUT_S = 50 * 60
+
+
+class ActionError(FatalError):
+    pass
+
+
+# environment ---------------------------------------------------------------------------------------
+@dataclass
+class ActionEnv:
+    event_name: str
+    event_path: Path
+    repository: str
+    sha: str
+    workspace: Path
+    api_url: str = DEFAULT_API_URL
+    server_url: str = "https://github.com"
+    run_id: str = ""
+    token: str | None = None
+    step_summary: Path | None = None
+    output: Path | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> ActionEnv:
+        missing = [
+            n
+            for n in ("GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY", "GITHUB_SHA")
+            if not environ.get(n)
+        ]
+        if missing:
+            raise ActionError(
+                f"{', '.join(missing)} not set: `foundry action` runs inside GitHub Actions "
+                "(or a test that sets the same variables)"
+            )
+        return cls(
+            event_name=environ["GITHUB_EVENT_NAME"],
+            event_path=Path(environ["GITHUB_EVENT_PATH"]),
+            repository=environ["GITHUB_REPOSITORY"],
+            sha=environ["GITHUB_SHA"],
+            workspace=Path(environ.get("GITHUB_WORKSPACE") or os.getcwd()),
+            api_url=environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+            server_url=environ.get("GITHUB_SERVER_URL") or "https://github.com",
+            run_id=environ.get("GITHUB_RUN_ID", ""),
+            token=environ.get("GITHUB_TOKEN") or environ.get("INPUT_GITHUB_TOKEN") or None,
+            step_summary=Path(environ["GITHUB_STEP_SUMMARY"]) if environ.get("GITHUB_STEP_SUMMARY") else None,
+            output=Path(environ["GITHUB_OUTPUT"]) if environ.get("GITHUB_OUTPUT") else None,
+            extra={k: v for k, v in environ.items() if k.startswith("FOUNDRY_")},
+        )
+
+    @property
+    def run_url(self) -> str:
+        if not self.run_id:
+            return ""
+        return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
+
+
+def write_outputs(env: ActionEnv, values: Mapping[str, str]) -> None:
+    """$GITHUB_OUTPUT, with a random delimiter so that no value can forge another output."""
+    if env.output is None:
+        return
+    with env.output.open("a") as fh:
+        for name, value in values.items():
+            delimiter = f"ghadelimiter_{uuid.uuid4().hex}"
+            fh.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+
+def write_summary(env: ActionEnv, text: str) -> None:
+    if env.step_summary is not None:
+        with env.step_summary.open("a") as fh:
+            fh.write(text.rstrip() + "\n")
+
+
+# the plan: what optimize hands to publish -----------------------------------------------------------
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PlannedOperator(_Record):
+    ref: str
+    slug: str
+    status: str
+    budget: int | None = None
+    writer: str | None = None
+    policy: str | None = None
+    exit_code: int | None = None
+    error: str = ""
+
+
+class Plan(_Record):
+    version: int = 1
+    target: Target
+    note: str = ""
+    operators: tuple[PlannedOperator, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+
+# parts that tests replace -------------------------------------------------------------------------
+@dataclass
+class Parts:
+    api_factory: Callable[[ActionEnv], GitHubApi | None]
+    optimizer: Callable[[ActionEnv, PlannedOperator, Path], int]
+    remote: str = "origin"
+
+
+def default_api(env: ActionEnv) -> GitHubApi | None:
+    if not env.token:
+        return None
+    timeout = int(env.extra.get("FOUNDRY_API_TIMEOUT", "15"))
+    return GitHubApi(env.repository, env.token, base_url=env.api_url, timeout_s=timeout, retry=RetryPolicy())
+
+
+def run_optimizer(env: ActionEnv, op: PlannedOperator, out_dir: Path) -> int:
+    """`python -m foundry optimize REF --out DIR --json …` in the workspace, in a child process whose
+    environment holds no GitHub token. stdout/stderr go to DIR/optimize.log."""
+    cmd = [sys.executable, "-m", "foundry", "optimize", op.ref, "--out", str(out_dir), "--json"]
+    if op.budget is not None:
+        cmd += ["--budget", str(op.budget)]
+    if op.writer:
+        cmd += ["--writer", op.writer]
+    if op.policy:
+        cmd += ["--policy", op.policy]
+    child_env = {k: v for k, v in os.environ.items() if k not in SECRET_NAMES}
+    timeout = float(env.extra.get("FOUNDRY_OPERATOR_TIMEOUT", DEFAULT_OPERATOR_TIMEOUT_S))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log.info("optimizing %s: %s", op.ref, " ".join(cmd[1:]))
+    with (out_dir / "optimize.log").open("w") as logfile:
+        try:
+            proc = subprocess.run(
+                cmd, cwd=env.workspace, env=child_env, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            logfile.write(f"\nfoundry action: optimize timed out after {timeout:.0f} s\n")
+            return 124
+    return proc.returncode
+
+
+DEFAULT_PARTS = Parts(api_factory=default_api, optimizer=run_optimizer)
+
+
+# steps -----------------------------------------------------------------------------------------------
+def _config(git: GitRepo, rev: str) -> FoundryConfig:
+    return parse_config(git.show(rev, CONFIG_PATH), source=f"{CONFIG_PATH} at {rev[:12]}")
+
+
+def _gate(env: ActionEnv, api: GitHubApi | None) -> tuple[Event, GateResult, FoundryConfig]:
+    event = load_event(env.event_name, env.event_path)
+    if event.repository.full_name != env.repository:
+        raise ActionError(f"the event is for {event.repository.full_name} but GITHUB_REPOSITORY is {env.repository}")
+    git = GitRepo(env.workspace)
+    config = _config(git, env.sha) if git.commit(env.sha) else FoundryConfig()
+    return event, gate(event, config=config, api=api, head_sha=env.sha), config
+
+
+def _operators(env: ActionEnv, target: Target) -> tuple[list[PlannedOperator], list[str], str, FoundryConfig]:
+    git = GitRepo(env.workspace)
+    head = git.commit(target.head)
+    if head is None:
+        raise ActionError(f"commit {target.head[:12]} is not in the checkout at {env.workspace} (fetch-depth: 0?)")
+    config = _config(git, head)
+    if target.operator is not None:
+        path, _, cls = target.operator.partition("::")
+        if git.show(head, path) is None:
+            raise ActionError(f"{path} does not exist at {head[:12]}")
+        found = [o for o in detect(env.workspace, base=None, head=head, config=config).operators if o.path == path]
+        names = {o.class_name for o in found}
+        if (cls or "Model") not in names:
+            raise ActionError(
+                f"{target.operator} is not an operator at {head[:12]} (found: {', '.join(sorted(names)) or 'none'})"
+            )
+        wanted: list[DetectedOperator] = [o for o in found if o.class_name == (cls or "Model")]
+        note, skipped = "", []
+    else:
+        base = target.compare_base
+        if base and target.kind == "comment":
+            merge_base = git.run("merge-base", base, head).strip() if git.commit(base) else ""
+            base = merge_base or base
+        detection = detect(env.workspace, base=base, head=head, config=config)
+        wanted = list(detection.wanted)
+        note = detection.note
+        skipped = [f"{s.path}: {s.reason}" for s in detection.skipped]
+        skipped += [f"{o.ref}: {o.status}" for o in detection.operators if not o.wanted]
+    if len(wanted) > config.max_operators:
+        skipped += [f"{o.ref}: over max_operators ({config.max_operators})" for o in wanted[config.max_operators :]]
+        wanted = wanted[: config.max_operators]
+    planned = []
+    for o in wanted:
+        settings = config.settings_for(o.ref)
+        planned.append(
+            PlannedOperator(
+                ref=o.ref,
+                slug=o.slug,
+                status=o.status,
+                budget=target.budget or settings.budget,
+                writer=settings.writer,
+                policy=settings.policy,
+            )
+        )
+    return planned, skipped, note, config
+
+
+def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[PlannedOperator], str]:
+    """Gate the event, answer refusals, and for a go: 👀 and the status comment. A user error (an
+    operator that does not exist, nothing to optimize) ends here with 😕 and the reason."""
+    event, result, _ = _gate(env, api)
+    log.info("gate: %s (%s)", "run" if result.run else "skip", result.reason)
+    comment_id = getattr(getattr(event, "comment", None), "id", None)
+    issue = getattr(getattr(event, "issue", None), "number", None)
+    if result.reply and api is not None and comment_id is not None and issue is not None:
+        api.upsert_comment(issue, reply_marker(comment_id), result.reply)
+    target = result.target
+    if not result.run or target is None:
+        return None, [], result.reason
+    commented = target.comment_id is not None and target.issue_number is not None and api is not None
+    if commented:
+        api.react(target.comment_id, "eyes")
+    try:
+        planned, _, note, _ = _operators(env, target)
+    except FatalError as exc:
+        problem = str(exc)
+        planned, note = [], ""
+    else:
+        problem = "" if planned else "no new or changed operator" + (f" ({note})" if note else "")
+    if commented:
+        if problem:
+            _finish(env, api, target, [], [], problem)
+        else:
+            api.upsert_comment(
+                target.issue_number,
+                status_marker(target.comment_id),
+                running_body([p.ref for p in planned], run_url=env.run_url),
+            )
+    elif problem:
+        write_summary(env, summary_markdown([], [], problem=problem))
+    return (target if planned else None), planned, problem or result.reason
+
+
+def triage(env: ActionEnv, parts: Parts = DEFAULT_PARTS) -> int:
+    target, planned, reason = _triage(env, parts.api_factory(env))
+    if target is None:
+        write_outputs(env, {"run": "false", "reason": reason})
+        write_summary(env, f"# Kernel Foundry\n\nNothing to do: {reason}.")
+        return 0
+    write_outputs(
+        env,
+        {"run": "true", "reason": reason, "head": target.head, "operators": json.dumps([p.ref for p in planned])},
+    )
+    return 0
+
+
+def optimize(
+    env: ActionEnv,
+    artifacts: Path,
+    parts: Parts = DEFAULT_PARTS,
+    *,
+    progress: Callable[[list[str], int], None] | None = None,
+    summary: bool = True,
+) -> int:
+    """Gate, detect and run the optimizer for each operator; write plan.json and per-operator dirs."""
+    api = parts.api_factory(env)
+    _, result, _ = _gate(env, api)
+    artifacts.mkdir(parents=True, exist_ok=True)
+    if not result.run or result.target is None:
+        write_summary(env, f"# Kernel Foundry\n\nNothing to do: {result.reason}.")
+        write_outputs(env, {"run": "false"})
+        return 0
+    target = result.target
+    planned, skipped, note, _ = _operators(env, target)
+    done: list[PlannedOperator] = []
+    reports: list[RunReport] = []
+    for i, op in enumerate(planned):
+        if progress is not None:
+            progress([p.ref for p in planned], i)
+        out_dir = artifacts / op.slug
+        code = parts.optimizer(env, op, out_dir)
+        error = ""
+        report = _read_report(out_dir) if code in (0, 1) else None
+        if isinstance(report, str):
+            error, report = report, None
+        elif code not in (0, 1):
+            error = f"foundry optimize exited with {code}; see {op.slug}/optimize.log"
+        if report is not None:
+            reports.append(report)
+        done.append(op.model_copy(update={"exit_code": code, "error": error}))
+    plan = Plan(target=target, note=note, operators=tuple(done), skipped=tuple(skipped))
+    (artifacts / PLAN_FILE).write_text(plan.model_dump_json(indent=2))
+    if summary:
+        write_summary(env, summary_markdown([], reports, problem="; ".join(o.error for o in done if o.error)))
+    write_outputs(env, {"run": "true" if done else "false", "operators": json.dumps([o.ref for o in done])})
+    return 0
+
+
+def _read_report(out_dir: Path) -> RunReport | str:
+    path = out_dir / "report.json"
+    try:
+        return RunReport.model_validate_json(path.read_bytes())
+    except OSError:
+        return f"no report.json in {out_dir.name}"
+    except ValidationError as exc:
+        return f"{out_dir.name}/report.json is not a RunReport: {exc.errors()[0]['msg']}"
+
+
+def _load_plan(artifacts: Path) -> Plan:
+    try:
+        return Plan.model_validate_json((artifacts / PLAN_FILE).read_bytes())
+    except OSError as exc:
+        raise ActionError(f"no {PLAN_FILE} in {artifacts}: did the optimize job upload its artifacts?") from exc
+    except ValidationError as exc:
+        raise ActionError(f"{artifacts / PLAN_FILE} is not a plan: {exc.errors()[0]['msg']}") from exc
+
+
+def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> int:
+    """Artifacts are data: the plan and reports are validated, refs re-checked against the checkout,
+    and the target re-derived from this job's own event."""
+    api = parts.api_factory(env)
+    if api is None:
+        raise ActionError("publish needs GITHUB_TOKEN (contents: write, pull-requests: write)")
+    _, result, config = _gate(env, api)
+    if not result.run or result.target is None:
+        write_summary(env, f"# Kernel Foundry\n\nNothing to publish: {result.reason}.")
+        write_outputs(env, {"pr-number": "", "pr-url": "", "best-speedup": ""})
+        return 0
+    target = result.target
+    git = GitRepo(env.workspace)
+    outcomes: list[Outcome] = []
+    reports: list[RunReport] = []
+    problem = ""
+    try:
+        plan = _load_plan(artifacts)
+        if plan.target.head != target.head or plan.target.repository != target.repository:
+            raise ActionError("the artifacts were made for another commit or repository than this event's")
+        head = git.commit(target.head)
+        if head is None:
+            raise ActionError(f"commit {target.head[:12]} is not in the checkout (fetch-depth: 0?)")
+        config = _config(git, head)
+        for op in plan.operators:
+            outcomes.append(_publish_one(api, git, env, artifacts, op, target, head, config, reports, parts.remote))
+    except (FatalError, OSError) as exc:
+        problem = str(exc)
+        log.error("publish: %s", problem)
+    _finish(env, api, target, outcomes, reports, problem)
+    return 0 if not problem and all(o.action != "failed" for o in outcomes) else 1
+
+
+def _publish_one(
+    api: GitHubApi,
+    git: GitRepo,
+    env: ActionEnv,
+    artifacts: Path,
+    op: PlannedOperator,
+    target: Target,
+    head: str,
+    config: FoundryConfig,
+    reports: list[RunReport],
+    remote: str,
+) -> Outcome:
+    if not valid_operator(op.ref) or op.slug != operator_slug(op.ref):
+        return Outcome(ref=op.ref[:200], action="failed", reason="the plan names an invalid operator")
+    if op.error:
+        return Outcome(ref=op.ref, action="failed", reason=op.error)
+    out_dir = artifacts / op.slug
+    report = _read_report(out_dir)
+    if isinstance(report, str):
+        return Outcome(ref=op.ref, action="failed", reason=report)
+    reports.append(report)
+    kernel = ""
+    if report.verified:
+        try:
+            kernel = (out_dir / "kernel.py").read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            return Outcome(ref=op.ref, action="failed", reason=f"no readable kernel.py in {op.slug}: {exc}")
+    footer = (
+        f"Made by [Kernel Foundry]({env.run_url or 'https://github.com'}) for {target.kind} on "
+        f"`{target.head[:12]}`. Comment `/foundry optimize {op.ref}` to run it again. "
+        "Review the kernel like any code before merging."
+    )
+    return publish_operator(
+        api=api,
+        git=git,
+        ref=op.ref,
+        report=report,
+        kernel_source=kernel,
+        head=head,
+        base_branch=target.base_branch,
+        config=config,
+        remote=remote,
+        footer=footer,
+    )
+
+
+def _finish(
+    env: ActionEnv,
+    api: GitHubApi | None,
+    target: Target,
+    outcomes: list[Outcome],
+    reports: list[RunReport],
+    problem: str,
+) -> None:
+    write_summary(env, summary_markdown(outcomes, reports, problem=problem))
+    made = [o for o in outcomes if o.pr_number is not None]
+    speedups = [o.speedup for o in outcomes if o.speedup is not None]
+    write_outputs(
+        env,
+        {
+            "pr-number": str(made[0].pr_number) if made else "",
+            "pr-url": made[0].pr_url if made else "",
+            "best-speedup": f"{max(speedups):.3f}" if speedups else "",
+            "pull-requests": json.dumps([o.model_dump(mode="json") for o in outcomes]),
+        },
+    )
+    if api is None or target.comment_id is None or target.issue_number is None:
+        return
+    ok = bool(made) and not problem and all(o.action != "failed" for o in outcomes)
+    try:
+        api.upsert_comment(
+            target.issue_number,
+            status_marker(target.comment_id),
+            final_body(outcomes, run_url=env.run_url, problem=problem),
+        )
+        api.react(target.comment_id, "rocket" if ok else "confused")
+    except GitHubApiError as exc:
+        log.error("could not update the status comment: %s", exc)
+
+
+def run_all(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> int:
+    """triage, optimize and publish in one job, with the status comment edited as operators finish."""
+    api = parts.api_factory(env)
+    target, planned, reason = _triage(env, api)
+    if target is None:
+        write_outputs(env, {"run": "false", "reason": reason, "pr-number": "", "pr-url": "", "best-speedup": ""})
+        return 0
+
+    def progress(refs: list[str], done: int) -> None:
+        if api is not None and target.comment_id is not None and target.issue_number is not None:
+            try:
+                api.upsert_comment(
+                    target.issue_number,
+                    status_marker(target.comment_id),
+                    running_body(refs, run_url=env.run_url, done=done),
+                )
+            except GitHubApiError as exc:
+                log.warning("status comment not updated: %s", exc)
+
+    optimize(env, artifacts, parts, progress=progress, summary=False)
+    return publish(env, artifacts, parts)

@@ -1,0 +1,177 @@
+"""`.github/foundry.yml`: which operators the bot looks at and how it optimizes them.
+
+Validated with pydantic (unknown keys are errors); a bad file fails with a message that names the
+key. `python -m foundry.github.config` prints the JSON schema that editors use
+(.github/foundry.schema.json in this repository).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from pathlib import PurePosixPath
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from foundry.core.errors import FatalError
+
+CONFIG_PATH = ".github/foundry.yml"
+SCHEMA_ID = "https://kernel-foundry.dev/schemas/foundry.schema.json"
+
+Writer = Literal["template", "llm", "all"]
+Policy = Literal["strict", "hybrid"]
+Precision = Literal["fp32", "tf32", "fp16", "bf16"]
+Dtype = Literal["float32", "float16", "bfloat16"]
+
+_OPERATOR_KEY = re.compile(r"^[\w.\-/]+\.py(::[A-Za-z_]\w*)?$")
+
+
+class ConfigError(FatalError):
+    """The config file is invalid; the message names the key."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Settings(_Strict):
+    """Settings an operator inherits from `defaults` and may override."""
+
+    budget: int | None = Field(default=None, ge=1, le=10_000, description="candidates to evaluate")
+    writer: Writer | None = Field(default=None, description="candidate writer")
+    policy: Policy | None = Field(default=None, description="runtime guard policy")
+    dtype: Dtype | None = Field(default=None, description="dtype of the operator's floating inputs")
+    precision: Precision | None = Field(
+        default=None, description="tolerance class from rules/tolerance.yaml (fp32: atol = rtol = 1e-4)"
+    )
+    inputs: tuple[tuple[int, ...], ...] | None = Field(
+        default=None, description="input shapes, one list per input, used instead of get_inputs()"
+    )
+    labels: tuple[str, ...] | None = Field(default=None, description="labels for the pull request")
+
+
+class OperatorSettings(Settings):
+    skip: bool = Field(default=False, description="never optimize this operator")
+
+
+class PullRequestSettings(_Strict):
+    labels: tuple[str, ...] = Field(default=("performance", "foundry"), description="labels on every PR")
+    draft_when_unmeasured: bool = Field(
+        default=True, description="open the PR as a draft when timing was not measured (no GPU)"
+    )
+    publish_unmeasured: bool = Field(
+        default=True, description="open a PR for a verified kernel whose speed was not measured"
+    )
+    min_speedup: float = Field(default=1.05, ge=1.0, description="smallest speedup over eager worth a PR")
+
+
+class FoundryConfig(_Strict):
+    version: Literal[1] = 1
+    include: tuple[str, ...] = Field(default=("**/*.py",), description="globs of files that may hold operators")
+    exclude: tuple[str, ...] = Field(
+        default=("tests/**", "test_*.py", "**/test_*.py", "**/*_foundry.py", "setup.py", "docs/**"),
+        description="globs of files never looked at",
+    )
+    defaults: Settings = Field(default_factory=Settings)
+    operators: dict[str, OperatorSettings] = Field(
+        default_factory=dict, description="per operator (path/to/file.py or path/to/file.py::Class) settings"
+    )
+    pull_requests: PullRequestSettings = Field(default_factory=PullRequestSettings)
+    max_budget: int = Field(default=64, ge=1, le=10_000, description="largest --budget a comment may ask for")
+    max_operators: int = Field(default=8, ge=1, le=100, description="most operators optimized per event")
+
+    @field_validator("operators")
+    @classmethod
+    def _operator_keys(cls, value: dict[str, OperatorSettings]) -> dict[str, OperatorSettings]:
+        for key in value:
+            if not _OPERATOR_KEY.match(key) or ".." in PurePosixPath(key.partition("::")[0]).parts:
+                raise ValueError(f"{key!r} is not path/to/file.py or path/to/file.py::ClassName")
+        return value
+
+    def wants(self, path: str) -> bool:
+        """Whether a repository-relative file path passes include/exclude."""
+        return any(glob_match(path, g) for g in self.include) and not any(glob_match(path, g) for g in self.exclude)
+
+    def settings_for(self, ref: str) -> OperatorSettings:
+        """Defaults overlaid with the operator's own entry (by `file.py::Class`, or `file.py` for Model)."""
+        path, _, cls = ref.partition("::")
+        entry = self.operators.get(ref) or (self.operators.get(path) if cls in ("", "Model") else None)
+        merged = self.defaults.model_dump(exclude_none=True)
+        if entry is not None:
+            merged.update(entry.model_dump(exclude_none=True))
+        return OperatorSettings(**merged)
+
+    def labels_for(self, ref: str) -> tuple[str, ...]:
+        own = self.settings_for(ref).labels or ()
+        return tuple(dict.fromkeys((*self.pull_requests.labels, *own)))
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    """Globs as users expect from .gitignore-like configs: `**/` spans directories (also none)."""
+    regex = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            regex += "(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            regex += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            regex += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            regex += "[^/]"
+            i += 1
+        else:
+            regex += re.escape(pattern[i])
+            i += 1
+    if "/" not in pattern:  # a bare name matches in any directory, like .gitignore
+        return fnmatch.fnmatchcase(PurePosixPath(path).name, pattern)
+    return re.fullmatch(regex, path) is not None
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def parse_config(text: str | None, *, source: str = CONFIG_PATH) -> FoundryConfig:
+    """Parse the YAML text of the config; None or an empty file gives the defaults."""
+    if text is None or not text.strip():
+        return FoundryConfig()
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{source}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+    if data is None:
+        return FoundryConfig()
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of keys, not {type(data).__name__}")
+    try:
+        return FoundryConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"key `{_where(e['loc'])}`: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"{source}: {problems}") from exc
+
+
+def json_schema() -> dict:
+    schema = FoundryConfig.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = SCHEMA_ID
+    schema["title"] = "Kernel Foundry configuration (.github/foundry.yml)"
+    return schema
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":  # python -m foundry.github.config > .github/foundry.schema.json
+    import sys
+
+    sys.stdout.write(schema_text())

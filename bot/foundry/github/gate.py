@@ -1,0 +1,183 @@
+"""Decide what an event asks for and whether the bot may do it — before any repository code runs.
+
+The gate reads the payload, the config and (for comments) the commenter's permission through the
+collaborator-permission API. It never imports repository code. Fork pull requests are refused:
+their code never reaches the GPU runner.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from foundry.github.api import GitHubApi
+from foundry.github.config import FoundryConfig
+from foundry.github.events import (
+    ALLOWED_PERMISSIONS,
+    CommandError,
+    DispatchEvent,
+    Event,
+    IssueCommentEvent,
+    PushEvent,
+    help_text,
+    parse_command,
+    valid_operator,
+)
+
+log = logging.getLogger(__name__)
+
+BOT_BRANCH_PREFIX = "foundry/"
+
+
+class Target(BaseModel):
+    """What to optimize, where the kernel PR goes, and where to report."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["push", "comment", "dispatch"]
+    repository: str
+    head: str  # the commit (or branch) whose operators are optimized
+    base_branch: str  # the branch kernel PRs are opened against
+    compare_base: str | None = None  # detection compares head with this; None: no base
+    operator: str | None = None  # named operator; None: detect
+    budget: int | None = None
+    issue_number: int | None = None  # where the status comment goes
+    comment_id: int | None = None  # the triggering comment (reactions)
+    actor: str = ""
+
+
+class GateResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run: bool
+    reason: str  # for logs and the job summary
+    reply: str | None = None  # a comment to post when refusing (help, permission)
+    target: Target | None = None
+
+
+def _skip(reason: str, reply: str | None = None) -> GateResult:
+    return GateResult(run=False, reason=reason, reply=reply)
+
+
+def gate(event: Event, *, config: FoundryConfig, api: GitHubApi | None, head_sha: str) -> GateResult:
+    """head_sha: $GITHUB_SHA (for comments: the default branch's commit the workflow runs on)."""
+    repo = event.repository.full_name
+    if isinstance(event, PushEvent):
+        branch = event.branch
+        if branch is None:
+            return _skip(f"push to {event.ref} is not a branch push")
+        if event.deleted:
+            return _skip(f"branch {branch} was deleted")
+        if branch.startswith(BOT_BRANCH_PREFIX):
+            return _skip(f"push to the bot's own branch {branch}")
+        return GateResult(
+            run=True,
+            reason=f"push to {branch}",
+            target=Target(
+                kind="push",
+                repository=repo,
+                head=event.after,
+                base_branch=branch,
+                compare_base=None if event.created and set(event.before) == {"0"} else event.before,
+                actor=event.sender.login if event.sender else "",
+            ),
+        )
+    if isinstance(event, DispatchEvent):
+        inputs = event.inputs or {}
+        operator = str(inputs.get("operator") or "").strip() or None
+        if operator is not None and not valid_operator(operator):
+            return _skip(f"input operator {operator!r} is not path/to/file.py or path/to/file.py::ClassName")
+        budget_text = str(inputs.get("budget") or "").strip()
+        if budget_text and (not budget_text.isdigit() or not 1 <= int(budget_text) <= config.max_budget):
+            return _skip(f"input budget {budget_text!r} is not a whole number from 1 to {config.max_budget}")
+        branch = event.ref.removeprefix("refs/heads/")
+        return GateResult(
+            run=True,
+            reason=f"workflow_dispatch on {branch}",
+            target=Target(
+                kind="dispatch",
+                repository=repo,
+                head=head_sha,
+                base_branch=branch,
+                compare_base=f"{head_sha}^1" if operator is None else None,
+                operator=operator,
+                budget=int(budget_text) if budget_text else None,
+                actor=event.sender.login if event.sender else "",
+            ),
+        )
+    assert isinstance(event, IssueCommentEvent)
+    return _gate_comment(event, config=config, api=api, head_sha=head_sha)
+
+
+def _gate_comment(
+    event: IssueCommentEvent, *, config: FoundryConfig, api: GitHubApi | None, head_sha: str
+) -> GateResult:
+    if event.action != "created":
+        return _skip(f"comment {event.action}, not created")
+    author = event.comment.user
+    if author.is_bot:
+        return _skip(f"comment by the bot account {author.login}")
+    try:
+        command = parse_command(event.comment.body, max_budget=config.max_budget)
+    except CommandError as exc:
+        why = str(exc)
+        lead = f"@{author.login} {why}." if why else f"@{author.login} here is how to use Kernel Foundry."
+        return _skip(f"bad command: {why or 'help'}", reply=f"{lead}\n\n{help_text(config.max_budget)}")
+    if command is None:
+        return _skip("comment is not a /foundry command")
+    if api is None:
+        return _skip("no GitHub token: cannot check the commenter's permission")
+    permission = api.permission(author.login)
+    if permission not in ALLOWED_PERMISSIONS:
+        return _skip(
+            f"{author.login} has {permission} permission",
+            reply=(
+                f"@{author.login} thanks for the interest! `/foundry` runs on this repository's GPU runner, "
+                "so it is reserved for collaborators with write access. A maintainer can run it for you."
+            ),
+        )
+    repo = event.repository.full_name
+    number = event.issue.number
+    if event.issue.is_pull_request:
+        pull = api.pull(number)
+        if pull.head_repo != repo:
+            return _skip(
+                f"pull request #{number} comes from a fork",
+                reply=(
+                    f"@{author.login} pull request #{number} comes from a fork, and code from forks never runs "
+                    "on the GPU runner. Push the operator to a branch of this repository and ask again there."
+                ),
+            )
+        target = Target(
+            kind="comment",
+            repository=repo,
+            head=pull.head_sha,
+            base_branch=pull.head_ref,
+            compare_base=pull.base_sha or None,
+            operator=command.operator,
+            budget=command.budget,
+            issue_number=number,
+            comment_id=event.comment.id,
+            actor=author.login,
+        )
+    else:
+        if command.operator is None:
+            return _skip(
+                "no operator named on an issue",
+                reply=f"@{author.login} on an issue, name the operator: "
+                "`/foundry optimize path/to/file.py[::ClassName]`.",
+            )
+        target = Target(
+            kind="comment",
+            repository=repo,
+            head=head_sha,
+            base_branch=event.repository.default_branch,
+            operator=command.operator,
+            budget=command.budget,
+            issue_number=number,
+            comment_id=event.comment.id,
+            actor=author.login,
+        )
+    return GateResult(run=True, reason=f"/foundry optimize by {author.login} on #{number}", target=target)

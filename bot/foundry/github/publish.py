@@ -1,0 +1,199 @@
+"""One pull request per operator: branch foundry/<slug>, the kernel next to the operator, the
+report as the body, a hidden marker to find it again. An open PR is updated, never duplicated; a
+failure half-way rolls the branch back, so no half-made PR is left behind."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from foundry.core.errors import FatalError
+from foundry.core.records import RunReport
+from foundry.github.api import GitHubApi, GitHubApiError, PullRef
+from foundry.github.config import FoundryConfig
+from foundry.github.detect import operator_slug
+from foundry.github.gitrepo import GitError, GitRepo
+from foundry.report import render_pr_body
+
+log = logging.getLogger(__name__)
+
+BRANCH_PREFIX = "foundry/"
+KERNEL_LIMIT = 512 * 1024  # bytes; a generated kernel is a few kB
+
+
+class PublishError(FatalError):
+    pass
+
+
+class Outcome(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ref: str
+    action: Literal["created", "updated", "skipped", "failed"]
+    reason: str = ""
+    branch: str = ""
+    kernel_path: str = ""
+    pr_number: int | None = None
+    pr_url: str = ""
+    speedup: float | None = None
+    verified: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+def pr_marker(ref: str) -> str:
+    return f"<!-- kernel-foundry:pull-request operator={operator_slug(ref)} -->"
+
+
+def kernel_path(ref: str) -> str:
+    """ops/foo.py → ops/foo_foundry.py; ops/foo.py::LayerNorm → ops/foo_layer_norm_foundry.py."""
+    path, _, cls = ref.partition("::")
+    stem = path[:-3]
+    if cls and cls != "Model":
+        stem += "_" + re.sub(r"(?<!^)(?=[A-Z])", "_", cls).lower()
+    return f"{stem}_foundry.py"
+
+
+def decide(report: RunReport, config: FoundryConfig) -> tuple[bool, bool, str]:
+    """(open a PR?, as a draft?, why) — no verified gain, no PR."""
+    if not report.verified or report.best is None:
+        failure = report.best_verdict.failure if report.best_verdict else None
+        top = max(report.failures.items(), key=lambda kv: kv[1])[0] if report.failures else None
+        why = failure.headline() if failure else (f"most rejections: {top}" if top else "no candidate")
+        return False, False, f"no candidate passed verification ({report.evaluated} evaluated; {why})"
+    timing = report.timing
+    if timing is None or not timing.measured or timing.speedup_eager is None:
+        if not config.pull_requests.publish_unmeasured:
+            return False, False, "verified, but timing was not measured (needs a GPU) and publish_unmeasured is off"
+        return True, config.pull_requests.draft_when_unmeasured, "verified; timing not measured (needs a GPU)"
+    speedup = timing.speedup_eager
+    if speedup < config.pull_requests.min_speedup:
+        return (
+            False,
+            False,
+            (f"verified, but {speedup:.2f}× over eager is below min_speedup {config.pull_requests.min_speedup:.2f}×"),
+        )
+    return True, False, f"verified, {speedup:.2f}× over eager"
+
+
+def pr_title(report: RunReport) -> str:
+    timing = report.timing
+    if timing is not None and timing.measured and timing.speedup_eager:
+        return f"Kernel Foundry: {timing.speedup_eager:.2f}× faster {report.operator.ref} ({timing.device})"
+    return f"Kernel Foundry: verified Triton kernel for {report.operator.ref} (timing not measured)"
+
+
+def commit_message(report: RunReport, path: str) -> str:
+    best = report.best
+    lines = [pr_title(report), "", f"Adds {path}, a Triton implementation of {report.operator.ref}."]
+    if best is not None:
+        lines.append(f"Candidate {best.id} (island {best.island}, {best.expert or 'no expert'}, {best.writer}).")
+    lines.append(f"Verified on {report.device} under the {report.policy} policy.")
+    return "\n".join(lines) + "\n"
+
+
+def _safe_repo_path(path: str) -> bool:
+    p = PurePosixPath(path)
+    return bool(path) and not p.is_absolute() and ".." not in p.parts and path.endswith(".py")
+
+
+def publish_operator(
+    *,
+    api: GitHubApi,
+    git: GitRepo,
+    ref: str,
+    report: RunReport,
+    kernel_source: str,
+    head: str,
+    base_branch: str,
+    config: FoundryConfig,
+    remote: str = "origin",
+    footer: str = "",
+) -> Outcome:
+    """Open or update the PR for ref (a validated repository-relative operator ref) from its report."""
+    speedup = report.timing.speedup_eager if report.timing and report.timing.measured else None
+    base = Outcome(ref=ref, action="skipped", verified=report.verified, speedup=speedup)
+    publish, draft, why = decide(report, config)
+    if not publish:
+        return base.model_copy(update={"reason": why})
+    path, _, cls = ref.partition("::")
+    if not _safe_repo_path(path) or git.show(head, path) is None:
+        return base.model_copy(update={"action": "failed", "reason": f"{path} is not a file of {head[:12]}"})
+    if report.operator.class_name != (cls or "Model"):
+        return base.model_copy(
+            update={"action": "failed", "reason": f"the report is for class {report.operator.class_name}, not {ref}"}
+        )
+    data = kernel_source.encode()
+    if not data.strip() or len(data) > KERNEL_LIMIT or "\0" in kernel_source:
+        return base.model_copy(update={"action": "failed", "reason": "the kernel artifact is empty or not source"})
+
+    branch = BRANCH_PREFIX + operator_slug(ref)
+    marker = pr_marker(ref)
+    target = kernel_path(ref)
+    base = base.model_copy(update={"branch": branch, "kernel_path": target})
+    title = pr_title(report)
+    body = render_pr_body(report, marker, footer=footer)
+
+    existing = api.find_pull(branch, marker)
+    if existing is None and api.open_pull_exists(branch) is not None:
+        return base.model_copy(
+            update={"action": "failed", "reason": f"an open pull request from {branch} was not made by Kernel Foundry"}
+        )
+    old_sha = git.remote_branch(remote, branch)
+    commit = git.commit_files(head, {target: data}, commit_message(report, target))
+    if old_sha is not None:
+        git.fetch(remote, f"refs/heads/{branch}")
+        if git.ok("cat-file", "-e", old_sha) and git.tree_of(old_sha) == git.tree_of(commit):
+            commit = old_sha  # same kernel on the same base: keep the branch as it is
+    pushed = commit != old_sha
+    if pushed:
+        git.push(remote, commit, branch, expect=old_sha)
+    try:
+        if existing is not None:
+            api.update_pull(existing.number, title=title, body=body)
+            pull: PullRef = existing
+            action: Literal["created", "updated"] = "updated"
+        else:
+            pull = api.create_pull(branch=branch, base=base_branch, title=title, body=body, marker=marker, draft=draft)
+            action = "created"
+    except GitHubApiError as exc:
+        rollback = _roll_back(api, git, remote, branch, marker, commit if pushed else None, old_sha)
+        return base.model_copy(update={"action": "failed", "reason": f"{exc}; {rollback}"})
+    warnings: list[str] = []
+    try:
+        api.add_labels(pull.number, config.labels_for(ref))
+    except GitHubApiError as exc:
+        warnings.append(f"labels not set: {exc}")
+    return base.model_copy(
+        update={
+            "action": action,
+            "reason": why,
+            "pr_number": pull.number,
+            "pr_url": pull.html_url,
+            "warnings": tuple(warnings),
+        }
+    )
+
+
+def _roll_back(
+    api: GitHubApi, git: GitRepo, remote: str, branch: str, marker: str, pushed: str | None, old_sha: str | None
+) -> str:
+    if pushed is None:
+        return "the branch was not changed"
+    try:
+        if api.find_pull(branch, marker) is not None and old_sha is None:
+            return "the pull request was created after all"
+    except GitHubApiError:
+        pass
+    try:
+        if old_sha is None:
+            git.delete_branch(remote, branch, expect=pushed)
+            return f"branch {branch} deleted again"
+        git.push(remote, old_sha, branch, expect=pushed)
+        return f"branch {branch} restored to {old_sha[:12]}"
+    except GitError as exc:
+        log.error("rolling back %s failed: %s", branch, exc)
+        return f"rolling back branch {branch} failed too: {exc}"

@@ -1,0 +1,69 @@
+"""Texts the bot posts: the status comment (one per triggering comment, edited in place), replies,
+and the job summary. Event text never lands here unescaped."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from foundry.core.records import RunReport
+from foundry.github.publish import Outcome
+from foundry.report import build_document as _build
+from foundry.report import code_span, escape, headline, render_markdown
+
+
+def status_marker(comment_id: int) -> str:
+    return f"<!-- kernel-foundry:status comment={comment_id} -->"
+
+
+def reply_marker(comment_id: int) -> str:
+    return f"<!-- kernel-foundry:reply comment={comment_id} -->"
+
+
+def running_body(operators: Sequence[str], *, run_url: str, done: int = 0) -> str:
+    listed = "\n".join(
+        f"- {'✅' if i < done else ('⏳' if i == done else '⏸️')} {code_span(op)}" for i, op in enumerate(operators)
+    )
+    where = f" ([workflow run]({run_url}))" if run_url else ""
+    return f"⏳ **Kernel Foundry** is optimizing{where}:\n\n{listed or '- (detecting operators)'}"
+
+
+def outcome_line(outcome: Outcome) -> str:
+    op = code_span(outcome.ref)
+    if outcome.action in ("created", "updated") and outcome.pr_number is not None:
+        gain = f", {outcome.speedup:.2f}× over eager" if outcome.speedup is not None else ""
+        return f"🚀 {op}: pull request #{outcome.pr_number} {outcome.action}{gain}"
+    if outcome.action == "failed":
+        return f"❌ {op}: {escape(outcome.reason)}"
+    return f"➖ {op}: no pull request — {escape(outcome.reason)}"
+
+
+def final_body(outcomes: Sequence[Outcome], *, run_url: str, problem: str = "") -> str:
+    where = f" ([workflow run]({run_url}))" if run_url else ""
+    ok = any(o.pr_number is not None for o in outcomes)
+    head = "✅ **Kernel Foundry** finished" if ok and not problem else "😕 **Kernel Foundry** finished"
+    lines = [f"{head}{where}.", ""]
+    lines += [f"- {outcome_line(o)}" for o in outcomes]
+    for o in outcomes:
+        lines += [f"  - ⚠️ {escape(w)}" for w in o.warnings]
+    if problem:
+        lines += ["", f"**Problem:** {escape(problem)}"]
+    if not outcomes and not problem:
+        lines.append("No operator to optimize.")
+    return "\n".join(lines)
+
+
+def summary_markdown(outcomes: Sequence[Outcome], reports: Sequence[RunReport], *, problem: str = "") -> str:
+    parts = ["# Kernel Foundry", ""]
+    if problem:
+        parts += [f"**Problem:** {escape(problem)}", ""]
+    if outcomes:
+        parts += [f"- {outcome_line(o)}" for o in outcomes] + [""]
+    elif not reports and not problem:
+        parts += ["No operator to optimize.", ""]
+    for report in reports:
+        parts.append(render_markdown(_build(report, include_source=False), title_level=2))
+    return "\n".join(parts)
+
+
+def reports_headlines(reports: Sequence[RunReport]) -> list[str]:
+    return [headline(r) for r in reports]
