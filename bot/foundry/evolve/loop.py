@@ -389,7 +389,7 @@ class Optimizer:
         seeds = []
         for n, past in enumerate(self.past[: self.tracker.remaining]):
             island = self.islands[n % len(self.islands)]
-            identifier = f"library-{past.id}"
+            identifier = past.id if past.id and past.id not in self.ids else f"library-{n}-{past.id}"
             self.ids.add(identifier)
             self.seen[source_key(past.source)] = identifier
             seeds.append(

@@ -1,0 +1,265 @@
+"""`foundry bench OPERATOR[=KERNEL]... [--out FILE.json] [--json] [search options of optimize]`
+
+Eager PyTorch, torch.compile and Foundry side by side, timed in one run on a GPU. For OPERATOR alone
+the search runs first (as `foundry optimize`); for OPERATOR=KERNEL.py the given kernel is verified
+and timed as it is. Prints a table per operator and the aggregate: geometric-mean speedups and the
+share of operators where Foundry is faster than eager and than torch.compile. Without a GPU the
+kernels are still verified, and the table says that timing needs a GPU.
+Exit 0 when every operator has a verified kernel, 1 otherwise, 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import platform
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from foundry.commands.optimize import SearchOptions, add_search_arguments, optimize_operator
+from foundry.core.errors import FatalError
+from foundry.core.records import Candidate, Verdict
+from foundry.evolve.progress import LogProgress
+
+NOT_MEASURED = "timing needs a GPU: verified under the Triton interpreter, speed not measured"
+KERNEL_TIMING_TRIALS = 200
+
+
+class BenchRow(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    operator: str
+    kernel: str  # "search" or the path of the given kernel
+    verified: bool
+    measured: bool
+    candidate_id: str | None = None
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    foundry_ms: float | None = None
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
+    pct_of_roofline: float | None = None
+    bound: str | None = None
+    evaluated: int = 0
+    wall_s: float = 0.0
+    candidates_per_minute: float | None = None
+    failure: str | None = None
+    note: str = ""
+
+
+class BenchAggregate(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    operators: int
+    verified: int
+    measured: int
+    geomean_speedup_eager: float | None = None
+    geomean_speedup_compile: float | None = None
+    share_faster_than_eager: float | None = None
+    share_faster_than_compile: float | None = None
+
+
+class BenchReport(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    device: str
+    torch_version: str
+    triton_version: str
+    python_version: str
+    policy: str
+    writer: str
+    budget: int
+    rows: tuple[BenchRow, ...]
+    aggregate: BenchAggregate
+    notes: tuple[str, ...] = ()
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "bench",
+        help="eager vs torch.compile vs foundry, side by side",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "operators",
+        nargs="+",
+        metavar="OPERATOR[=KERNEL]",
+        help="path/to/op.py[::Class], optionally =path/to/kernel.py to time a given kernel",
+    )
+    add_search_arguments(parser)
+    parser.add_argument("--out", type=Path, default=None, help="write the bench report as JSON to FILE.json")
+    parser.add_argument("--json", action="store_true", help="print the bench report as JSON on stdout")
+    parser.set_defaults(handler=run)
+
+
+def split_target(target: str) -> tuple[str, Path | None]:
+    """OPERATOR or OPERATOR=KERNEL.py (the last '=' whose right side is a .py file path)."""
+    operator, sep, kernel = target.rpartition("=")
+    if sep and operator and kernel.endswith(".py"):
+        return operator, Path(kernel)
+    return target, None
+
+
+def geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def row_from(operator: str, kernel: str, verdict: Verdict | None, evaluated: int, wall_s: float) -> BenchRow:
+    timing = verdict.timing if verdict else None
+    measured = bool(timing and timing.measured)
+    failure = verdict.failure.headline() if verdict and verdict.failure else None
+    roofline = timing.roofline if timing else None
+    return BenchRow(
+        operator=operator,
+        kernel=kernel,
+        verified=bool(verdict and verdict.verified),
+        measured=measured,
+        candidate_id=verdict.candidate_id if verdict else None,
+        eager_ms=timing.eager_ms if measured and timing else None,
+        compile_ms=timing.compile_ms if measured and timing else None,
+        foundry_ms=timing.candidate_ms if measured and timing else None,
+        speedup_eager=timing.speedup_eager if measured and timing else None,
+        speedup_compile=timing.speedup_compile if measured and timing else None,
+        pct_of_roofline=roofline.pct_of_floor if roofline else None,
+        bound=roofline.bound if roofline else None,
+        evaluated=evaluated,
+        wall_s=round(wall_s, 3),
+        candidates_per_minute=round(evaluated / wall_s * 60, 2) if evaluated and wall_s > 0 else None,
+        failure=failure if verdict is None or not verdict.verified else None,
+        note="" if measured else NOT_MEASURED,
+    )
+
+
+def aggregate(rows: list[BenchRow]) -> BenchAggregate:
+    measured = [r for r in rows if r.verified and r.measured]
+    eager = [r.speedup_eager for r in measured if r.speedup_eager]
+    compiled = [r.speedup_compile for r in measured if r.speedup_compile]
+    n = len(rows)
+    return BenchAggregate(
+        operators=n,
+        verified=sum(r.verified for r in rows),
+        measured=len(measured),
+        geomean_speedup_eager=geomean(eager),
+        geomean_speedup_compile=geomean(compiled),
+        # Shares are over all operators: one without a verified, timed kernel is not faster.
+        share_faster_than_eager=sum(s > 1.0 for s in eager) / n if measured else None,
+        share_faster_than_compile=sum(s > 1.0 for s in compiled) / n if measured else None,
+    )
+
+
+def bench_kernel(operator: str, kernel: Path, options: SearchOptions) -> BenchRow:
+    from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+    from foundry.spec.loader import load_operator
+
+    loaded = load_operator(operator)
+    try:
+        source = kernel.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FatalError(f"{kernel}: cannot read the kernel: {exc}") from exc
+    candidate = Candidate(id=hashlib.sha256(source.encode()).hexdigest()[:12], source=source, writer="given")
+    evaluator = CandidateEvaluator(
+        loaded, policy=options.policy, config=EvaluatorConfig(timing_trials=KERNEL_TIMING_TRIALS)
+    )
+    verdict = evaluator.evaluate(candidate)
+    return row_from(loaded.spec.ref, str(kernel), verdict, 1, verdict.wall_s)
+
+
+def bench_search(operator: str, options: SearchOptions) -> BenchRow:
+    from foundry.spec.loader import load_operator
+
+    loaded = load_operator(operator)
+    outcome = optimize_operator(loaded, options, LogProgress())
+    report = outcome.report
+    return row_from(loaded.spec.ref, "search", report.best_verdict, report.evaluated, report.wall_s)
+
+
+def fmt(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:.4f}{unit}" if unit == " ms" else f"{value:.2f}{unit}"
+
+
+def render_table(report: BenchReport) -> str:
+    headers = (
+        "operator",
+        "verified",
+        "eager",
+        "torch.compile",
+        "foundry",
+        "vs eager",
+        "vs compile",
+        "% roofline",
+        "cand/min",
+    )
+    lines = [
+        f"bench on {report.device} · torch {report.torch_version} · triton {report.triton_version} · "
+        f"policy {report.policy} · writer {report.writer}",
+        " | ".join(headers),
+        " | ".join("---" for _ in headers),
+    ]
+    for r in report.rows:
+        lines.append(
+            " | ".join(
+                (
+                    r.operator,
+                    "yes" if r.verified else f"no ({r.failure or 'nothing verified'})",
+                    fmt(r.eager_ms, " ms"),
+                    fmt(r.compile_ms, " ms"),
+                    fmt(r.foundry_ms, " ms"),
+                    fmt(r.speedup_eager, "x"),
+                    fmt(r.speedup_compile, "x"),
+                    fmt(r.pct_of_roofline, "%"),
+                    fmt(r.candidates_per_minute),
+                )
+            )
+        )
+    a = report.aggregate
+    lines.append(f"{a.verified}/{a.operators} verified, {a.measured} timed")
+    if a.measured:
+        lines.append(
+            f"geometric mean: {fmt(a.geomean_speedup_eager, 'x')} over eager, "
+            f"{fmt(a.geomean_speedup_compile, 'x')} over torch.compile; faster than eager on "
+            f"{a.share_faster_than_eager:.0%}, than torch.compile on {a.share_faster_than_compile:.0%} of operators"
+        )
+    lines.extend(report.notes)
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    import triton
+
+    options = SearchOptions.from_args(args)
+    targets = [split_target(t) for t in args.operators]
+    gpu = torch.cuda.is_available()
+    notes = [] if gpu else [NOT_MEASURED]
+    if not gpu:
+        print(f"foundry bench: {NOT_MEASURED}", file=sys.stderr)
+    rows = []
+    for operator, kernel in targets:
+        print(f"bench: {operator}" + (f" with {kernel}" if kernel else " (searching)"), file=sys.stderr)
+        rows.append(bench_kernel(operator, kernel, options) if kernel else bench_search(operator, options))
+    report = BenchReport(
+        device=torch.cuda.get_device_name() if gpu else "cpu (Triton interpreter)",
+        torch_version=torch.__version__,
+        triton_version=triton.__version__,
+        python_version=platform.python_version(),
+        policy=options.policy,
+        writer=options.writer,
+        budget=options.budget,
+        rows=tuple(rows),
+        aggregate=aggregate(rows),
+        notes=tuple(notes),
+    )
+    print(render_table(report), file=sys.stderr)
+    if args.out:
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(report.model_dump_json(indent=2) + "\n")
+        except OSError as exc:
+            raise FatalError(f"{args.out}: cannot write the bench report: {exc.strerror or exc}") from exc
+        print(f"wrote {args.out}", file=sys.stderr)
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    return 0 if all(r.verified for r in rows) else 1

@@ -1,0 +1,338 @@
+"""`foundry optimize OPERATOR [--budget N] [--islands K] [--writer template|llm|all] [--policy strict|hybrid]
+[--seed S] [--out DIR] [--json]`
+
+Search for a faster verified Triton kernel. --out DIR (default foundry-out/<operator>) receives
+kernel.py, report.md, report.json and history.jsonl. Exit 0 when a verified kernel was found,
+1 when none was, 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from foundry.core.errors import FatalError
+from foundry.core.protocols import ExperienceSink, Writer
+from foundry.core.records import Candidate, RunReport, Verdict
+from foundry.evolve import Budget, ExpertRole, LocalExecutor, Optimizer, SearchConfig, SearchResult, load_experts
+from foundry.evolve.progress import LogProgress, Progress, make_progress
+from foundry.rules.loader import RulesError
+from foundry.spec.loader import LoadedOperator
+
+log = logging.getLogger(__name__)
+
+WRITERS = ("template", "llm", "all")
+DEFAULT_BUDGET = 32
+FINALIST_TRIALS_FACTOR = 2  # re-verification: twice the correctness trials of the search
+FINALIST_TIMING_TRIALS = 200  # and a longer timing run on a GPU
+MAX_CPU_WORKERS = 4
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "optimize",
+        help="search for a faster verified Triton kernel",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("operator", help="path/to/file.py or path/to/file.py::ClassName")
+    add_search_arguments(parser)
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default foundry-out/<operator>)")
+    parser.add_argument("--json", action="store_true", help="print the run report as JSON on stdout")
+    parser.set_defaults(handler=run)
+
+
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="candidates to evaluate")
+    parser.add_argument("--islands", type=int, default=4, help="islands, each led by an expert role")
+    parser.add_argument("--writer", choices=WRITERS, default="template", help="who writes candidates")
+    parser.add_argument("--policy", choices=("strict", "hybrid"), default="strict")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the search (selection, proposals)")
+    parser.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", help="wall-time budget")
+    parser.add_argument("--max-tokens", type=int, default=None, help="LLM token budget (--writer llm|all)")
+    parser.add_argument("--workers", type=int, default=None, help="parallel evaluations on CPU")
+    parser.add_argument("--no-experience", action="store_true", help="neither read nor write the library")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    budget: int = DEFAULT_BUDGET
+    islands: int = 4
+    writer: str = "template"
+    policy: str = "strict"
+    seed: int = 0
+    time_limit: float | None = None
+    max_tokens: int | None = None
+    workers: int | None = None
+    experience: bool = True
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> SearchOptions:
+        options = cls(
+            budget=args.budget,
+            islands=args.islands,
+            writer=args.writer,
+            policy=args.policy,
+            seed=args.seed,
+            time_limit=args.time_limit,
+            max_tokens=args.max_tokens,
+            workers=args.workers,
+            experience=not args.no_experience,
+        )
+        options.validate()
+        return options
+
+    def validate(self) -> None:
+        if self.budget < 1:
+            raise FatalError(f"--budget must be at least 1 (got {self.budget})")
+        if self.islands < 1:
+            raise FatalError(f"--islands must be at least 1 (got {self.islands})")
+        if self.time_limit is not None and self.time_limit <= 0:
+            raise FatalError("--time-limit must be positive")
+        if self.max_tokens is not None and self.max_tokens < 0:
+            raise FatalError("--max-tokens must not be negative")
+        if self.workers is not None and self.workers < 1:
+            raise FatalError("--workers must be at least 1")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    report: RunReport
+    result: SearchResult
+
+
+# -- building the parts ---------------------------------------------------------------------------
+
+
+def load_roles() -> tuple[ExpertRole, ...]:
+    try:
+        return load_experts()
+    except RulesError as exc:
+        raise FatalError(str(exc)) from exc
+
+
+def build_writers(
+    name: str, loaded: LoadedOperator, roles: tuple[ExpertRole, ...], options: SearchOptions
+) -> list[Writer]:
+    writers: list[Writer] = []
+    if name in ("template", "all"):
+        from foundry.writers.template import TemplateWriter
+
+        writers.append(TemplateWriter(loaded))
+    if name in ("llm", "all"):
+        from foundry.writers.llm import LLMConfig, LLMWriter
+
+        if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")):
+            raise FatalError(
+                "--writer llm needs an endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for a compatible "
+                "server other than OpenAI's)"
+            )
+        overrides: dict[str, object] = {
+            "models": {r.name: r.model for r in roles if r.model},
+            "temperatures": {r.name: r.temperature for r in roles if r.temperature is not None},
+        }
+        if options.max_tokens is not None:
+            overrides["max_tokens"] = options.max_tokens
+        writers.append(LLMWriter(LLMConfig.from_env(**overrides), roles={r.name: r.prompt for r in roles}))
+    return writers
+
+
+def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[LocalExecutor, str]:
+    from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+
+    evaluator = CandidateEvaluator(loaded, policy=options.policy)
+    finalist = CandidateEvaluator(
+        loaded,
+        policy=options.policy,
+        config=EvaluatorConfig(trials=evaluator.trials * FINALIST_TRIALS_FACTOR, timing_trials=FINALIST_TIMING_TRIALS),
+    )
+    workers = options.workers or max(1, min(MAX_CPU_WORKERS, os.cpu_count() or 1))
+    executor = LocalExecutor([evaluator], slots_per_evaluator=workers, finalist_evaluator=finalist)
+    return executor, evaluator.device_name
+
+
+def open_experience(loaded: LoadedOperator, options: SearchOptions, device: str, small: bool):
+    """The run's session in the experience library (None with --no-experience)."""
+    if not options.experience:
+        return None
+    import torch
+    import triton
+
+    from foundry.experience import ExperienceStore
+    from foundry.spec.signature import signature_of
+
+    store = ExperienceStore()
+    return store.start_run(
+        loaded.spec,
+        signature_of(loaded, small=small),
+        repo=os.environ.get("GITHUB_REPOSITORY", "local"),
+        commit=os.environ.get("GITHUB_SHA", ""),
+        gpu=device,
+        budget=options.budget,
+        torch_version=torch.__version__,
+        triton_version=triton.__version__,
+    )
+
+
+def outcome_of(result: SearchResult) -> str:
+    if not result.verified:
+        return "failed"
+    timing = result.best_verdict.timing if result.best_verdict else None
+    if timing is None or not timing.measured or timing.speedup_eager is None:
+        return "verified"
+    return "improved" if timing.speedup_eager > 1.0 else "no_gain"
+
+
+# -- the search -----------------------------------------------------------------------------------
+
+
+def optimize_operator(loaded: LoadedOperator, options: SearchOptions, progress: Progress | None = None) -> Outcome:
+    import torch
+    import triton
+
+    roles = load_roles()
+    writers = build_writers(options.writer, loaded, roles, options)
+    executor, device = build_executor(loaded, options)
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    session = open_experience(loaded, options, device, small=not executor.timing_available)
+    config = SearchConfig(
+        islands=options.islands,
+        budget=Budget(candidates=options.budget, wall_s=options.time_limit, tokens=options.max_tokens),
+        seed=options.seed,
+    )
+    sink: ExperienceSink | None = session
+    try:
+        result = Optimizer(
+            loaded.spec, loaded.source, writers, executor, roles, config, sink=sink, progress=progress
+        ).run()
+    except BaseException:
+        if session is not None:
+            session.__exit__(*sys.exc_info())
+        raise
+    experience = result.experience
+    if session is not None:
+        best = result.best.candidate if result.best else None
+        experience = session.finish(outcome_of(result), best=best, best_verdict=result.best_verdict)
+    report = RunReport(
+        operator=loaded.spec,
+        verified=result.verified,
+        policy=options.policy,
+        writer=options.writer,
+        device=device,
+        torch_version=torch.__version__,
+        triton_version=triton.__version__,
+        timing_measured=result.timing_measured,
+        best=result.best.candidate if result.best else None,
+        best_verdict=result.best_verdict,
+        budget=options.budget,
+        evaluated=result.evaluated,
+        wall_s=round(result.wall_s, 3),
+        islands=result.islands,
+        history=result.history,
+        failures=result.failures,
+        experience=experience,
+        notes=result.notes + result.migrations,
+        started_at=started,
+    )
+    return Outcome(report, result)
+
+
+# -- output ---------------------------------------------------------------------------------------
+
+
+def kernel_header(report: RunReport, candidate: Candidate, verdict: Verdict) -> str:
+    spec = report.operator
+    timing = verdict.timing
+    lines = [
+        "Kernel Foundry: a verified Triton kernel, generated by `foundry optimize`.",
+        f"operator: {spec.ref} ({spec.name}), dtype {spec.dtype}, precision {spec.precision}",
+        f"GPU: {timing.device if timing and timing.device else report.device}",
+    ]
+    if timing is not None and timing.measured and timing.candidate_ms and timing.eager_ms:
+        speed = (
+            f"speed: {timing.candidate_ms:.4f} ms; {timing.speedup_eager:.2f}x over eager ({timing.eager_ms:.4f} ms)"
+        )
+        if timing.compile_ms and timing.speedup_compile:
+            speed += f", {timing.speedup_compile:.2f}x over torch.compile ({timing.compile_ms:.4f} ms)"
+        lines.append(speed + f"; median of {timing.trials} trials")
+        if timing.roofline is not None:
+            r = timing.roofline
+            lines.append(f"roofline: {r.pct_of_floor:.0f}% of the floor, {r.bound}-bound")
+    else:
+        reason = timing.reason if timing and timing.reason else "no GPU"
+        lines.append(f"speed: not measured ({reason})")
+    lines.append(
+        f"verification: policy {verdict.policy}, {verdict.trials} correctness trials with fresh seeds, "
+        f"re-verified after the search; checks: {', '.join(verdict.checks_passed) or 'none listed'}"
+    )
+    genes = ", ".join(f"{k}={v}" for k, v in sorted(candidate.genes.items()))
+    lines.append(
+        f"candidate: {candidate.id} (writer {candidate.writer}, expert {candidate.expert}, "
+        f"generation {candidate.generation})" + (f"; genes: {genes}" if genes else "")
+    )
+    lines.append(f"torch {report.torch_version}, triton {report.triton_version}, {report.started_at}")
+    return "".join(f"# {line}\n" for line in lines)
+
+
+def write_outputs(out: Path, outcome: Outcome) -> list[Path]:
+    from foundry.report import render_report_markdown
+
+    report, result = outcome.report, outcome.result
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FatalError(f"{out}: cannot create the output directory: {exc.strerror or exc}") from exc
+    written = []
+    kernel = out / "kernel.py"
+    if report.best is not None and report.best_verdict is not None:
+        kernel.write_text(kernel_header(report, report.best, report.best_verdict) + "\n" + report.best.source)
+        written.append(kernel)
+    elif kernel.exists():
+        kernel.unlink()  # a kernel from an earlier run must not pass for this run's result
+    (out / "report.json").write_text(report.model_dump_json(indent=2) + "\n")
+    (out / "report.md").write_text(render_report_markdown(report))
+    with (out / "history.jsonl").open("w") as fh:
+        for entry in result.entries:
+            fh.write(entry.model_dump_json() + "\n")
+    written += [out / "report.md", out / "report.json", out / "history.jsonl"]
+    return written
+
+
+def summary_lines(report: RunReport) -> list[str]:
+    lines = [
+        f"{report.operator.ref}: {report.evaluated} candidates evaluated in {report.wall_s:.0f} s on {report.device}"
+    ]
+    if report.best is None or report.best_verdict is None:
+        lines.append("no verified kernel")
+        return lines
+    timing = report.best_verdict.timing
+    lines.append(f"best: {report.best.id} (expert {report.best.expert}, writer {report.best.writer}), re-verified")
+    if timing is not None and timing.measured and timing.speedup_eager:
+        speed = f"speedup {timing.speedup_eager:.2f}x over eager"
+        if timing.speedup_compile:
+            speed += f", {timing.speedup_compile:.2f}x over torch.compile"
+        lines.append(speed)
+    else:
+        lines.append("timing was not measured (no GPU): the kernel is verified, its speed is unknown")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    from foundry.spec.loader import load_operator
+
+    options = SearchOptions.from_args(args)
+    loaded = load_operator(args.operator)
+    out = args.out or Path("foundry-out") / loaded.spec.name
+    progress = LogProgress() if args.verbose else make_progress(sys.stderr)
+    outcome = optimize_operator(loaded, options, progress)
+    written = write_outputs(out, outcome)
+    for line in summary_lines(outcome.report):
+        print(line, file=sys.stderr)
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    if args.json:
+        print(outcome.report.model_dump_json(indent=2))
+    return 0 if outcome.report.verified else 1
