@@ -145,9 +145,10 @@ class GitHubApi:
             timeout=timeout_s,
             retry=None,  # our own loop retries, with look-ups before re-creating anything
             user_agent="kernel-foundry",
+            lazy=True,  # objects are fetched when read, so building URLs costs no request
             **kwargs,
         )
-        self._repo = self._gh.get_repo(repository, lazy=True)
+        self._repo = self._gh.get_repo(repository)
         self.owner = repository.split("/")[0]
 
     # the retry loop ------------------------------------------------------------------------------

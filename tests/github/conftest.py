@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fake_github import TOKEN, FakeGitHub  # noqa: E402
+from foundry.github.api import GitHubApi, RetryPolicy  # noqa: E402
+from gitfixtures import make_remote  # noqa: E402
+
+
+class RecordedSleep:
+    """Waits are recorded and shortened: tests check the bot honours retry-after without sitting it out."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+@pytest.fixture
+def remote(tmp_path: Path, git: str):
+    return make_remote(tmp_path)
+
+
+@pytest.fixture
+def fake(remote) -> FakeGitHub:
+    bare, _ = remote
+    with FakeGitHub("acme/models", bare) as server:
+        yield server
+
+
+@pytest.fixture
+def sleeps() -> RecordedSleep:
+    return RecordedSleep()
+
+
+@pytest.fixture
+def api(fake: FakeGitHub, sleeps: RecordedSleep) -> GitHubApi:
+    return GitHubApi(
+        "acme/models",
+        TOKEN,
+        base_url=fake.api_url,
+        timeout_s=1,
+        retry=RetryPolicy(sleep=sleeps),
+        throttle=False,
+    )
