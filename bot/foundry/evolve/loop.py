@@ -44,6 +44,7 @@ from foundry.evolve.progress import NoProgress, Progress, ProgressState
 
 log = logging.getLogger(__name__)
 
+MIGRATIONS_LISTED = 12  # migrations described one by one in the result (all are counted)
 FAILURE_KIND_GENE = "failure_kind"  # a writer's failed candidate may name its kind (e.g. "unsupported")
 
 
@@ -280,7 +281,8 @@ class Optimizer:
             return list(writer.propose(request))
         except Exception as exc:  # a writer's bug is a failed candidate, never the end of the search
             log.warning("writer %s raised %s: %s", writer.name, type(exc).__name__, exc)
-            kind = FailureKind.UNSUPPORTED if isinstance(exc, NotImplementedError) else FailureKind.WRITER_ERROR
+            unsupported = isinstance(exc, NotImplementedError) or type(exc).__name__.startswith("Unsupported")
+            kind = FailureKind.UNSUPPORTED if unsupported else FailureKind.WRITER_ERROR
             return [
                 Candidate(
                     id=f"{writer.name}-i{request.island}-g{request.generation}-error",
@@ -470,7 +472,7 @@ class Optimizer:
             wall_s=self.tracker.elapsed_s,
             timing_measured=bool(verdict and verdict.timing and verdict.timing.measured),
             stop_reason=stop,
-            migrations=tuple(m.describe(self.islands) for m in self.migrations),
+            migrations=tuple(m.describe(self.islands) for m in self.migrations[:MIGRATIONS_LISTED]),
             notes=tuple(notes),
             experience=experience,
             tokens_used=self.tracker.tokens_used,
