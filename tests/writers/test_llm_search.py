@@ -69,7 +69,7 @@ def test_the_search_keeps_the_good_repairs_the_broken_and_rejects_the_rest():
     assert fate[wide.id].verdict.verified
 
     assert result.verified and result.best.candidate.id in {correct.id, fixed.id, wide.id}
-    assert result.best_verdict.verified and not result.timing_measured
+    assert result.best_verdict.verified and result.timing_measured == torch.cuda.is_available()
     assert result.failures == {"mismatch": 1, "runtime_guard": 1, "writer_error": 1}
     assert result.tokens_used == writer.tokens_used > 0
 
