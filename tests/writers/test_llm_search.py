@@ -4,6 +4,7 @@ evaluator (isolated children, Triton interpreter on CPU). Each scripted reply ha
 from __future__ import annotations
 
 import pytest
+import torch
 from foundry.core.records import FailureKind
 from foundry.evaluate.evaluator import CandidateEvaluator
 from foundry.evolve import Budget, LocalExecutor, Optimizer, SearchConfig, load_experts

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from foundry.core.records import RunReport
 from llm_server import FIXTURES, ScriptedLLM, kernel_reply
 
