@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from foundry.github.config import ConfigError, glob_match, parse_config, schema_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_empty_or_missing_config_gives_defaults() -> None:
+    for text in (None, "", "\n# only a comment\n"):
+        config = parse_config(text)
+        assert config.wants("ops/a.py")
+        assert not config.wants("tests/test_a.py")
+        assert not config.wants("ops/a_foundry.py")
+
+
+def test_operator_settings_overlay_defaults() -> None:
+    config = parse_config(
+        """
+version: 1
+include: ["ops/**"]
+defaults: {budget: 16, writer: template, labels: [perf]}
+operators:
+  ops/attn.py::Attention: {budget: 48, policy: hybrid, precision: bf16, dtype: bfloat16, inputs: [[2, 8, 64]]}
+  ops/norm.py: {skip: true}
+pull_requests: {labels: [foundry], min_speedup: 1.2}
+"""
+    )
+    attn = config.settings_for("ops/attn.py::Attention")
+    assert (attn.budget, attn.writer, attn.policy, attn.precision, attn.inputs) == (
+        48,
+        "template",
+        "hybrid",
+        "bf16",
+        ((2, 8, 64),),
+    )
+    assert config.settings_for("ops/norm.py").skip
+    assert config.settings_for("ops/other.py").budget == 16
+    assert config.labels_for("ops/attn.py::Attention") == ("foundry", "perf")
+    assert config.wants("ops/sub/x.py") and not config.wants("lib/x.py")
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("defaults: {budgte: 3}", "defaults.budgte"),
+        ("defaults: {writer: gpt}", "defaults.writer"),
+        ("operators: {ops/a.py: {budget: 0}}", "operators.ops/a.py.budget"),
+        ("pull_requests: {min_speedup: 0.5}", "pull_requests.min_speedup"),
+        ("operators: {'../etc/x.py': {}}", "operators"),
+        ("versoin: 1", "versoin"),
+    ],
+)
+def test_errors_name_the_key(text: str, key: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(text)
+    assert f"key `{key}`" in str(err.value)
+    assert str(err.value).startswith(".github/foundry.yml")
+
+
+def test_yaml_errors_name_the_line() -> None:
+    with pytest.raises(ConfigError, match=r"foundry.yml:3: not valid YAML"):
+        parse_config("a: 1\nb: [\n  c: d: e\n")
+    with pytest.raises(ConfigError, match="top level must be a mapping"):
+        parse_config("- a\n- b\n")
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern", "hit"),
+    [
+        ("ops/a.py", "**/*.py", True),
+        ("a.py", "**/*.py", True),
+        ("ops/deep/a.py", "ops/**", True),
+        ("ops/a.py", "ops/*.py", True),
+        ("ops/deep/a.py", "ops/*.py", False),
+        ("pkg/tests/test_x.py", "test_*.py", True),
+        ("tests/x.py", "tests/**", True),
+        ("mytests/x.py", "tests/**", False),
+    ],
+)
+def test_globs(path: str, pattern: str, hit: bool) -> None:
+    assert glob_match(path, pattern) is hit
+
+
+def test_committed_schema_is_current() -> None:
+    committed = (ROOT / ".github" / "foundry.schema.json").read_text()
+    assert committed == schema_text(), "regenerate: python -m foundry.github.config > .github/foundry.schema.json"
+    schema = json.loads(committed)
+    assert schema["additionalProperties"] is False
+    assert "operators" in schema["properties"]
+
+
+def test_readme_example_config_is_valid() -> None:
+    docs = (ROOT / "docs" / "github.md").read_text()
+    block = docs.split("```yaml\n# .github/foundry.yml\n", 1)[1].split("```", 1)[0]
+    config = parse_config(block)
+    assert config.operators

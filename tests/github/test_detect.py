@@ -1,0 +1,168 @@
+"""Detection over real git histories. The operators' files have import-time side effects that
+would show if detection ever imported them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from foundry.github.config import parse_config
+from foundry.github.detect import detect, operator_slug
+from gitfixtures import git
+
+
+def kb_op(body: str = "return torch.relu(x) * 2", helper: str = "", canary: str = "/tmp/never") -> str:
+    return f"""import torch
+from torch import nn
+
+open({canary!r}, "w").write("imported!")  # detection must never run this
+
+{helper}
+
+class Model(nn.Module):
+    def forward(self, x):
+        {body}
+
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def refs(detection, wanted: bool = True) -> dict[str, str]:
+    ops = detection.wanted if wanted else detection.operators
+    return {o.ref: o.status for o in ops}
+
+
+def test_added_changed_and_untouched(remote, tmp_path: Path) -> None:
+    _, dev = remote
+    canary = tmp_path / "canary"
+    c1 = dev.commit({"ops/relu.py": kb_op(canary=str(canary)), "README.md": "hi\n"})
+    first = detect(dev.path, base=None, head=c1)
+    assert refs(first) == {"ops/relu.py": "added"}
+    assert first.note.startswith("no base")
+    c2 = dev.commit({"README.md": "hello\n"})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {}
+    c3 = dev.commit({"ops/relu.py": kb_op(canary=str(canary)).replace("def forward", "# a comment\n    def forward")})
+    assert refs(detect(dev.path, base=c2, head=c3)) == {}, "a comment is not a change of the operator"
+    c4 = dev.commit({"ops/relu.py": kb_op("return torch.relu(x) * 3", canary=str(canary))})
+    assert refs(detect(dev.path, base=c3, head=c4)) == {"ops/relu.py": "changed"}
+    assert not canary.exists(), "detection imported the operator"
+
+
+def test_helper_used_by_the_class_counts(remote) -> None:
+    _, dev = remote
+    helper = "def scale(x):\n    return x * 2\n\nUNUSED = 1\n"
+    c1 = dev.commit({"ops/h.py": kb_op("return scale(x)", helper)})
+    c2 = dev.commit({"ops/h.py": kb_op("return scale(x)", helper.replace("UNUSED = 1", "UNUSED = 2"))})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {}
+    c3 = dev.commit({"ops/h.py": kb_op("return scale(x)", helper.replace("x * 2", "x * 4"))})
+    assert refs(detect(dev.path, base=c2, head=c3)) == {"ops/h.py": "changed"}
+    c4 = dev.commit({"ops/h.py": kb_op("return scale(x)", helper.replace("x * 2", "x * 4")).replace("4, 8", "16, 8")})
+    assert refs(detect(dev.path, base=c3, head=c4)) == {"ops/h.py": "changed"}, "input shapes are part of it"
+
+
+def test_submodules_named_classes_and_plain_modules(remote) -> None:
+    _, dev = remote
+    source = kb_op("return self.block(x)").replace(
+        "class Model(nn.Module):",
+        "class Block(nn.Module):\n    def forward(self, x):\n        return x\n\n\nclass Model(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.block = Block()\n",
+    )
+    plain = "import torch\n\nclass Gelu(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    c1 = dev.commit({"ops/net.py": source, "lib/gelu.py": plain, "lib/util.py": "x = 1\n"})
+    found = detect(dev.path, base=None, head=c1)
+    assert refs(found) == {"ops/net.py": "added"}, "Block is a part of Model, not an operator"
+    assert [s.path for s in found.skipped] == ["lib/gelu.py"]
+    config = parse_config("operators: {lib/gelu.py::Gelu: {inputs: [[4, 4]]}}")
+    assert refs(detect(dev.path, base=None, head=c1, config=config)) == {
+        "ops/net.py": "added",
+        "lib/gelu.py::Gelu": "added",
+    }
+
+
+def test_rename_delete_and_filters(remote) -> None:
+    _, dev = remote
+    c1 = dev.commit({"ops/a.py": kb_op(), "ops/b.py": kb_op("return x + 1"), "tests/test_op.py": kb_op()})
+    git(dev.path, "mv", "ops/a.py", "ops/renamed.py")
+    c2 = dev.commit({"ops/b.py": None}, "rename and delete")
+    found = detect(dev.path, base=c1, head=c2)
+    assert refs(found, wanted=False) == {"ops/renamed.py": "renamed", "ops/b.py": "deleted"}
+    assert refs(found) == {}
+    renamed = next(o for o in found.operators if o.status == "renamed")
+    assert renamed.previous_path == "ops/a.py"
+    config = parse_config("exclude: ['ops/b.py']\ninclude: ['ops/**', 'tests/**']")
+    c3 = dev.commit({"tests/test_op.py": kb_op("return x - 1")})
+    assert refs(detect(dev.path, base=c2, head=c3, config=config)) == {"tests/test_op.py": "changed"}
+    assert refs(detect(dev.path, base=c2, head=c3)) == {}, "tests/ are excluded by default"
+
+
+def test_config_from_the_head_commit(remote) -> None:
+    _, dev = remote
+    c1 = dev.commit({"ops/a.py": kb_op(), ".github/foundry.yml": "include: ['kernels/**']\n"})
+    assert refs(detect(dev.path, base=None, head=c1)) == {}
+    c2 = dev.commit({".github/foundry.yml": "operators: {ops/a.py: {skip: true}}\n"})
+    skipped = detect(dev.path, base=None, head=c2)
+    assert refs(skipped) == {} and "skip: true" in skipped.skipped[0].reason
+
+
+def test_force_push_and_merge_commits(remote, tmp_path: Path) -> None:
+    bare, dev = remote
+    c1 = dev.commit({"ops/a.py": kb_op()})
+    dev.push()
+    gone = dev.commit({"ops/a.py": kb_op("return x")})
+    git(dev.path, "reset", "-q", "--hard", c1)
+    c2 = dev.commit({"ops/b.py": kb_op("return x + 2")})
+    dev.push(force=True)
+    runner = tmp_path / "runner"
+    git(tmp_path, "clone", "-q", str(bare), str(runner))  # never saw `gone`
+    found = detect(runner, base=gone, head=c2)
+    assert refs(found) == {"ops/b.py": "added"}
+    assert "not in this repository" in found.note
+    git(dev.path, "checkout", "-q", "-b", "feature", c1)
+    f1 = dev.commit({"ops/c.py": kb_op("return x * 5")})
+    git(dev.path, "checkout", "-q", "main")
+    git(dev.path, "merge", "-q", "--no-ff", "-m", "merge feature", f1)
+    merge = dev.head()
+    assert refs(detect(dev.path, base=c2, head=merge)) == {"ops/c.py": "added"}
+    assert refs(detect(dev.path, base="0" * 40, head=merge)) == {
+        "ops/a.py": "added",
+        "ops/b.py": "added",
+        "ops/c.py": "added",
+    }
+
+
+def test_syntax_errors_and_odd_files_are_skipped(remote) -> None:
+    _, dev = remote
+    c1 = dev.commit({"ops/broken.py": "class Model(nn.Module:\n", "ops/data.bin.py": "\x00\x01", "ops/a.py": kb_op()})
+    found = detect(dev.path, base=None, head=c1)
+    assert refs(found) == {"ops/a.py": "added"}
+    assert any(s.path == "ops/broken.py" and "syntax error at line 1" in s.reason for s in found.skipped)
+
+
+def test_slugs() -> None:
+    assert operator_slug("ops/fused_gelu.py") == "ops-fused-gelu"
+    assert operator_slug("ops/net.py::LayerNorm") == "ops-net-layernorm"
+    assert operator_slug("a$(touch x).py") == "a-touch-x"
+
+
+def test_detect_command_json(remote) -> None:
+    _, dev = remote
+    c1 = dev.commit({"ops/a.py": kb_op()})
+    c2 = dev.commit({"ops/a.py": kb_op("return x")})
+    proc = subprocess.run(
+        [sys.executable, "-m", "foundry", "detect", "--base", c1, "--head", c2, "--repo", str(dev.path), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [(o["ref"], o["status"]) for o in data["operators"]] == [("ops/a.py", "changed")]
+    assert "changed  ops/a.py" in proc.stderr
