@@ -1,0 +1,238 @@
+"""Capture an operator at every declared size (CPU shapes, full shapes, shape variants) and merge the
+captures into one size-independent description: literals that change between captures become
+expressions of constructor arguments or input sizes, or the operator is unsupported."""
+
+from __future__ import annotations
+
+import ast
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from foundry.codegen.capture import capture
+from foundry.codegen.ir import Graph, UnsupportedError
+from foundry.codegen.plan import Segment, plan
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Analysis:
+    """What rendering needs, for any size the operator declares."""
+
+    name: str  # identifier-safe operator slug
+    class_name: str
+    path: str
+    dtype: str
+    precision: str
+    graph: Graph
+    segments: list[Segment]
+    init_params: str  # the reference constructor's parameter list, verbatim (after self)
+    init_args: list[str]
+    forward_args: list[str]
+    params: dict[str, tuple[list[str], torch.dtype, bool]]  # state key → (shape exprs, dtype, is_buffer)
+    const_exprs: dict[str, str] = field(default_factory=dict)  # const node → forward expression
+    view_exprs: dict[str, str] = field(default_factory=dict)  # hostview node → expression of `{src}`
+    stored_args: list[str] = field(default_factory=list)  # constructor args kept on self
+
+    def summary(self) -> str:
+        kinds = [s.kind for s in self.segments]
+        return f"{len(kinds)} kernel(s): " + ", ".join(kinds)
+
+
+def signature(source: str, class_name: str) -> tuple[str, list[str], list[str]]:
+    """(constructor params text, constructor arg names, forward arg names) from the reference source."""
+    tree = ast.parse(source)
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
+    if cls is None:
+        raise UnsupportedError(class_name, "class not found in the operator source")
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    fwd = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    if fwd is None:
+        raise UnsupportedError(class_name, "no forward method")
+    for fn in (init, fwd):
+        if fn is not None and (fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs):
+            raise UnsupportedError(fn.name, "*args, **kwargs and keyword-only parameters are not supported")
+    if init is None:
+        return "", [], [a.arg for a in fwd.args.args[1:]]
+    args = ast.arguments(posonlyargs=[], args=init.args.args[1:], vararg=None, kwonlyargs=[], kw_defaults=[],
+                         kwarg=None, defaults=init.args.defaults)
+    for a in args.args:
+        a.annotation = None
+    return ast.unparse(args), [a.arg for a in args.args], [a.arg for a in fwd.args.args[1:]]
+
+
+def on_meta(fn: Any) -> Any:
+    with torch.device("meta"):
+        return fn()
+
+
+class Merger:
+    """Resolve per-capture literals to expressions valid for every capture."""
+
+    def __init__(self, inits: list[list[Any]], inputs: list[list[Any]], init_names: list[str],
+                 fwd_names: list[str]) -> None:
+        self.inits = inits
+        self.inputs = inputs
+        self.init_names = init_names
+        self.fwd_names = fwd_names
+        self.stored: list[str] = []
+
+    def init_candidates(self) -> list[tuple[str, list[Any]]]:
+        found: list[tuple[str, list[Any]]] = []
+        for i, name in enumerate(self.init_names):
+            values = [init[i] if i < len(init) else None for init in self.inits]
+            if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                found.append((name, values))
+            elif all(isinstance(v, (list, tuple)) for v in values):
+                for j in range(min(len(v) for v in values)):
+                    vals = [v[j] for v in values]
+                    if all(isinstance(x, (int, float)) for x in vals):
+                        found.append((f"{name}[{j}]", vals))
+        return found
+
+    def from_init(self, values: list[Any], owner: str) -> str | None:
+        for name, vals in self.init_candidates():
+            if vals == values:
+                root = name.split("[")[0]
+                if owner == "self" and root not in self.stored:
+                    self.stored.append(root)
+                return f"self.{name}" if owner == "self" else name
+        return None
+
+    def literal(self, values: list[Any], owner: str, allow_inputs: bool = True) -> str:
+        if all(v == values[0] for v in values):
+            return repr(values[0])
+        found = self.from_init(values, owner)
+        if found is not None:
+            return found
+        if allow_inputs and owner == "self":
+            for name, shapes in self.input_shapes():
+                for d in range(len(shapes[0])):
+                    if [s[d] for s in shapes] == list(values):
+                        return f"{name}.shape[{d}]"
+        raise UnsupportedError("size-dependent constant", f"values {values} match no constructor argument")
+
+    def input_shapes(self) -> list[tuple[str, list[tuple[int, ...]]]]:
+        out = []
+        for i, name in enumerate(self.fwd_names):
+            shapes = [tuple(inp[i].shape) for inp in self.inputs if isinstance(inp[i], torch.Tensor)]
+            if len(shapes) == len(self.inputs):
+                out.append((name, shapes))
+        return out
+
+
+def analyze(loaded: Any) -> Analysis:
+    """LoadedOperator → Analysis (raises UnsupportedError)."""
+    spec = loaded.spec
+    init_params, init_names, fwd_names = signature(loaded.source, spec.class_name)
+    configs: list[tuple[list[Any], list[Any]]] = []
+    small_init = loaded.init_inputs(small=True)
+    full_init = loaded.init_inputs(small=False)
+    configs.append((small_init, on_meta(lambda: loaded.inputs(small=True))))
+    configs.append((full_init, on_meta(lambda: loaded.inputs(small=False))))
+    for variant in on_meta(lambda: loaded.variants(small=True)):
+        configs.append((small_init, variant))
+    for variant in on_meta(lambda: loaded.variants(small=False)):
+        configs.append((full_init, variant))
+    graphs: list[Graph] = []
+    models: list[nn.Module] = []
+    for init, inputs in configs:
+        model = on_meta(lambda init=init: loaded.model_cls(*init))
+        if len(inputs) != len(fwd_names):
+            raise UnsupportedError("forward", f"takes {len(fwd_names)} arguments, inputs give {len(inputs)}")
+        graphs.append(capture(model, inputs))
+        models.append(model)
+    main = graphs[0]
+    for other in graphs[1:]:
+        same = list(main.nodes) == list(other.nodes) and all(
+            main.nodes[n].op == other.nodes[n].op and main.nodes[n].args == other.nodes[n].args for n in main.nodes
+        )
+        if not same:
+            raise UnsupportedError("graph", "the captured graph changes with the input sizes")
+    merger = Merger([c[0] for c in configs], [c[1] for c in configs], init_names, fwd_names)
+    segments = plan(main)
+    for g in graphs[1:]:
+        for name in list(g.nodes):
+            if name not in main.nodes:
+                del g.nodes[name]
+    const_exprs: dict[str, str] = {}
+    view_exprs: dict[str, str] = {}
+    for name, node in main.nodes.items():
+        if node.op == "const":
+            values = [g.nodes[name].attrs["value"] for g in graphs]
+            expr = merger.literal(values, "self")
+            if expr != repr(values[0]) or not all(v == values[0] for v in values):
+                const_exprs[name] = expr
+        elif node.op == "hostview":
+            view_exprs[name] = view_expression(name, graphs, merger)
+    params: dict[str, tuple[list[str], torch.dtype, bool]] = {}
+    buffers = {k for k, _ in models[0].named_buffers()}
+    state = [m.state_dict() for m in models]
+    for key, tensor in state[0].items():
+        shapes = [tuple(s[key].shape) for s in state]
+        exprs = [merger.literal([sh[d] for sh in shapes], "init", allow_inputs=False)
+                 for d in range(len(shapes[0]))]
+        params[key] = (exprs, tensor.dtype, key in buffers)
+    out_dtypes = {str(main.nodes[o].dtype) for o in main.outputs}
+    return Analysis(
+        name=identifier(spec.name), class_name=spec.class_name, path=spec.path, dtype=",".join(sorted(out_dtypes)),
+        precision=spec.precision, graph=main, segments=segments, init_params=init_params, init_args=init_names,
+        forward_args=fwd_names, params=params, const_exprs=const_exprs, view_exprs=view_exprs,
+        stored_args=merger.stored,
+    )
+
+
+def identifier(text: str) -> str:
+    out = "".join(c if c.isalnum() else "_" for c in text.lower()).strip("_") or "op"
+    return out if not out[0].isdigit() else f"op_{out}"
+
+
+def view_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
+    """An expression of `{src}` reproducing the captured view at every size."""
+    main = graphs[0].nodes[name]
+    kind, params = main.attrs["view"], main.attrs["params"]
+    if kind in ("view", "reshape", "_unsafe_view", "expand"):
+        targets = [list(g.nodes[name].shape) for g in graphs]
+        srcs = [list(g.nodes[g.nodes[name].args[0]].shape) for g in graphs]
+        dims: list[str | None] = []
+        for d in range(len(targets[0])):
+            values = [t[d] for t in targets]
+            expr = None
+            for i in range(len(srcs[0])):
+                if [s[i] for s in srcs] == values and (i == d or len(srcs[0]) - i == len(targets[0]) - d):
+                    expr = f"{{src}}.shape[{i}]"
+                    break
+            if expr is None and all(v == values[0] for v in values) and values[0] == 1:
+                expr = "1"
+            dims.append(expr)
+        unknown = [d for d, e in enumerate(dims) if e is None]
+        if len(unknown) == 1 and kind != "expand":
+            dims[unknown[0]] = "-1"
+        elif unknown:
+            for d in unknown:
+                dims[d] = merger.literal([t[d] for t in targets], "self")
+        method = "expand" if kind == "expand" else "reshape"
+        return f"{{src}}.{method}({', '.join(dims)})" if dims else "{src}.reshape(())"
+    if kind == "t":
+        return "{src}.t()"
+    if kind == "transpose":
+        return f"{{src}}.transpose({params[0]}, {params[1]})"
+    if kind == "permute":
+        return f"{{src}}.permute({', '.join(map(str, params[0]))})"
+    if kind == "unsqueeze":
+        return f"{{src}}.unsqueeze({params[0]})"
+    if kind == "squeeze":
+        return f"{{src}}.squeeze({', '.join(map(str, params[0])) if isinstance(params[0], list) else params[0]})" \
+            if params else "{src}.squeeze()"
+    if kind == "groups":
+        groups = merger.literal([g.nodes[name].attrs["params"][0] for g in graphs], "self")
+        return f"{{src}}.reshape({{src}}.shape[0], {groups}, -1)"
+    if kind == "like":
+        return "{src}.reshape({like}.shape)"
+    if kind == "channel":
+        return "{src}.reshape(-1" + ", 1" * params[0] + ")"
+    raise UnsupportedError(f"aten.{kind}", "view not supported")

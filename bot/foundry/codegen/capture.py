@@ -1,0 +1,536 @@
+"""Capture an operator's forward at aten level (make_fx) and lower it to the codegen IR.
+
+High-level aten ops (softmax, layer/group/batch norm, losses, norms) are decomposed into primitive
+pointwise ops and reductions, so one emitter per iteration space covers them all. Anything else is an
+UnsupportedError naming the aten op.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import fx, nn
+from torch.func import functional_call
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from foundry.codegen.ir import Graph, Node, UnsupportedError
+
+VIEW_OPS = {"view", "reshape", "_unsafe_view", "t", "transpose", "permute", "unsqueeze", "squeeze", "expand"}
+IDENTITY_OPS = {"detach", "alias", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "dropout"}
+SIMPLE_POINTWISE = {
+    "neg": "neg", "exp": "exp", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs", "relu": "relu",
+    "sigmoid": "sigmoid", "tanh": "tanh", "erf": "erf", "reciprocal": "reciprocal", "log1p": "log1p",
+    "expm1": "expm1", "sin": "sin", "cos": "cos", "sign": "sign", "floor": "floor", "ceil": "ceil",
+    "silu": "silu", "mish": "mish", "hardsigmoid": "hardsigmoid", "hardswish": "hardswish",
+    "logical_not": "logical_not", "square": "square", "maximum": "maximum", "minimum": "minimum",
+    "lt": "lt", "gt": "gt", "le": "le", "ge": "ge", "eq": "eq", "ne": "ne", "logical_and": "logical_and",
+    "logical_or": "logical_or", "mul": "mul",
+}
+
+
+def capture_graph(model: nn.Module, inputs: Sequence[Any]) -> fx.GraphModule:
+    """Trace model(*inputs) to an aten graph with fake tensors (no real compute, any size)."""
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+
+    def call(params: dict[str, torch.Tensor], *args: Any) -> Any:
+        return functional_call(model, params, args)
+
+    with torch.no_grad():
+        return make_fx(call, tracing_mode="fake")(state, *inputs)
+
+
+def norm_dims(dims: Any, rank: int) -> tuple[int, ...]:
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return tuple(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    return tuple(sorted(d % rank if rank else 0 for d in dims))
+
+
+def reduced_shape(shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(torch.broadcast_shapes(*shapes))
+
+
+class Lowerer:
+    """Walks an aten graph and builds the IR. One instance per capture."""
+
+    def __init__(self, gm: fx.GraphModule, state_keys: list[str], n_inputs: int) -> None:
+        self.gm = gm
+        self.state_keys = state_keys
+        self.n_inputs = n_inputs
+        self.nodes: dict[str, Node] = {}
+        self.env: dict[fx.Node, Any] = {}
+        self.counter = 0
+        self.graph = Graph(nodes=self.nodes, inputs=[], outputs=[])
+
+    # -- building blocks -----------------------------------------------------------------------
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        name = f"{base}_{self.counter}"
+        while name in self.nodes:
+            self.counter += 1
+            name = f"{base}_{self.counter}"
+        return name
+
+    def add(self, op: str, args: Sequence[str], shape: Sequence[int], dtype: torch.dtype, base: str = "",
+            **attrs: Any) -> str:
+        name = self.fresh(base or op)
+        self.nodes[name] = Node(name, op, tuple(args), tuple(shape), dtype, dict(attrs))
+        return name
+
+    def const(self, value: float | int | bool, dtype: torch.dtype = torch.float32) -> str:
+        if isinstance(value, bool):
+            value = int(value)
+        return self.add("const", (), (), dtype, base="c", value=value)
+
+    def size(self, of: str, dims: tuple[int, ...], offset: float = 0.0) -> str:
+        return self.add("size", (), (), torch.float32, base="n", of=of, dims=dims, offset=offset)
+
+    def val(self, arg: Any) -> str:
+        if isinstance(arg, fx.Node):
+            value = self.env[arg]
+            if not isinstance(value, str):
+                raise UnsupportedError(str(arg.target), "a tuple result used as a tensor")
+            return value
+        if isinstance(arg, (int, float, bool)):
+            return self.const(arg)
+        raise UnsupportedError("operand", f"cannot use {type(arg).__name__} as an operand")
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.nodes[name].shape
+
+    def pw(self, op: str, *args: str, dtype: torch.dtype = torch.float32, **attrs: Any) -> str:
+        shape = broadcast(*(self.shape(a) for a in args))
+        return self.add(op, args, shape, dtype, **attrs)
+
+    def reduce(self, op: str, x: str, dims: tuple[int, ...], keepdim: bool = True,
+               dtype: torch.dtype = torch.float32) -> str:
+        return self.add(op, (x,), reduced_shape(self.shape(x), dims, keepdim), dtype, dims=dims, keepdim=keepdim)
+
+    def mean(self, x: str, dims: tuple[int, ...], keepdim: bool = True) -> str:
+        total = self.reduce("sum", x, dims, keepdim)
+        return self.pw("div", total, self.size(x, dims))
+
+    def finish(self, value: str, node: fx.Node) -> str:
+        """Give the last IR node of a decomposition the fx node's shape and dtype."""
+        meta = node.meta.get("val")
+        target = self.nodes[value]
+        if isinstance(meta, torch.Tensor):
+            target.shape = tuple(meta.shape)
+            target.dtype = meta.dtype
+        return value
+
+    # -- the walk --------------------------------------------------------------------------------
+
+    def lower(self) -> Graph:
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        n_state = len(placeholders) - self.n_inputs
+        for i, ph in enumerate(placeholders):
+            meta = ph.meta.get("val")
+            if not isinstance(meta, torch.Tensor):
+                raise UnsupportedError("input", "non-tensor forward arguments are not supported")
+            if i < n_state:
+                key = self.state_keys[i]
+                name = self.add("param", (), meta.shape, meta.dtype, base="p", key=key)
+                self.graph.params[name] = key
+            else:
+                name = self.add("input", (), meta.shape, meta.dtype, base="x", index=i - n_state)
+                self.graph.inputs.append(name)
+            self.env[ph] = name
+        for node in self.gm.graph.nodes:
+            if node.op in ("placeholder", "output"):
+                continue
+            if node.op != "call_function":
+                raise UnsupportedError(str(node.target), f"fx node kind {node.op}")
+            if not node.users:
+                continue
+            self.env[node] = self.lower_node(node)
+        out = next(n for n in self.gm.graph.nodes if n.op == "output")
+        results = out.args[0]
+        if isinstance(results, fx.Node):
+            results = [results]
+        for r in results:
+            if not isinstance(r, fx.Node) or not isinstance(self.env.get(r), str):
+                raise UnsupportedError("output", "outputs must be tensors")
+            self.graph.outputs.append(self.env[r])
+        return self.graph
+
+    def lower_node(self, node: fx.Node) -> Any:
+        if node.target is operator.getitem:
+            src, index = node.args
+            return self.env[src][index]
+        packet = getattr(node.target, "overloadpacket", None)
+        name = getattr(packet, "__name__", str(node.target)).split(".")[-1]
+        overload = getattr(node.target, "_overloadname", "")
+        if name.endswith("_") and not name.startswith("_"):
+            name = name[:-1]  # in-place variants behave the same on fresh values
+        args, kwargs = node.args, node.kwargs
+        handler: Callable[..., Any] | None = getattr(self, f"op_{name.lstrip('_')}", None)
+        if name in IDENTITY_OPS:
+            return self.val(args[0])
+        if name in VIEW_OPS:
+            return self.view(name, node)
+        if handler is not None:
+            result = handler(node, *args, **kwargs)
+            return self.finish(result, node) if isinstance(result, str) else result
+        if name in SIMPLE_POINTWISE:
+            ops = [self.val(a) for a in args if isinstance(a, (fx.Node, int, float, bool))]
+            return self.finish(self.pw(SIMPLE_POINTWISE[name], *ops), node)
+        raise UnsupportedError(f"aten.{name}.{overload or 'default'}", "no Triton template for this op")
+
+    def view(self, name: str, node: fx.Node) -> str:
+        src = self.val(node.args[0])
+        if name == "expand":
+            return src  # broadcasting is implicit in the IR
+        meta = node.meta["val"]
+        params = [a for a in node.args[1:]]
+        return self.add("hostview", (src,), meta.shape, meta.dtype, base="v", view=name, params=params)
+
+    # -- pointwise with options ------------------------------------------------------------------
+
+    def op_add(self, node: fx.Node, a: Any, b: Any, alpha: Any = 1) -> str:
+        rhs = self.val(b) if alpha == 1 else self.pw("mul", self.val(b), self.const(alpha))
+        return self.pw("add", self.val(a), rhs)
+
+    def op_sub(self, node: fx.Node, a: Any, b: Any, alpha: Any = 1) -> str:
+        rhs = self.val(b) if alpha == 1 else self.pw("mul", self.val(b), self.const(alpha))
+        return self.pw("sub", self.val(a), rhs)
+
+    def op_rsub(self, node: fx.Node, a: Any, b: Any, alpha: Any = 1) -> str:
+        return self.op_sub(node, b, a, alpha) if alpha == 1 else self.pw(
+            "sub", self.val(b), self.pw("mul", self.val(a), self.const(alpha)))
+
+    def op_div(self, node: fx.Node, a: Any, b: Any, rounding_mode: Any = None) -> str:
+        if rounding_mode is not None:
+            raise UnsupportedError("aten.div", f"rounding_mode={rounding_mode!r}")
+        return self.pw("div", self.val(a), self.val(b))
+
+    def op_where(self, node: fx.Node, cond: Any, a: Any, b: Any) -> str:
+        return self.pw("where", self.val(cond), self.val(a), self.val(b))
+
+    def op_scalar_tensor(self, node: fx.Node, value: Any, **kwargs: Any) -> str:
+        return self.const(value)
+
+    def op_gelu(self, node: fx.Node, x: Any, approximate: str = "none") -> str:
+        return self.pw("gelu_tanh" if approximate == "tanh" else "gelu", self.val(x))
+
+    def op_pow(self, node: fx.Node, x: Any, exponent: Any) -> str:
+        if isinstance(x, (int, float)) or isinstance(exponent, fx.Node):
+            raise UnsupportedError("aten.pow", "only tensor ** number is supported")
+        if exponent not in (0.5, -0.5, 1, 2, 3, 4, -1, -2):
+            raise UnsupportedError("aten.pow", f"exponent {exponent} (only small integers and ±0.5)")
+        return self.pw("pow", self.val(x), exponent=float(exponent))
+
+    def op_clamp(self, node: fx.Node, x: Any, lo: Any = None, hi: Any = None) -> str:
+        if isinstance(lo, fx.Node) or isinstance(hi, fx.Node):
+            value = self.val(x)
+            if lo is not None:
+                value = self.pw("maximum", value, self.val(lo))
+            if hi is not None:
+                value = self.pw("minimum", value, self.val(hi))
+            return value
+        return self.pw("clamp", self.val(x), lo=lo, hi=hi)
+
+    def op_clamp_min(self, node: fx.Node, x: Any, lo: Any) -> str:
+        return self.op_clamp(node, x, lo, None)
+
+    def op_clamp_max(self, node: fx.Node, x: Any, hi: Any) -> str:
+        return self.op_clamp(node, x, None, hi)
+
+    def op_hardtanh(self, node: fx.Node, x: Any, lo: float = -1.0, hi: float = 1.0) -> str:
+        return self.pw("clamp", self.val(x), lo=lo, hi=hi)
+
+    def op_leaky_relu(self, node: fx.Node, x: Any, slope: float = 0.01) -> str:
+        return self.pw("leaky_relu", self.val(x), slope=float(slope))
+
+    def op_elu(self, node: fx.Node, x: Any, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> str:
+        return self.pw("elu", self.val(x), alpha=float(alpha), scale=float(scale), input_scale=float(input_scale))
+
+    def op_softplus(self, node: fx.Node, x: Any, beta: float = 1.0, threshold: float = 20.0) -> str:
+        return self.pw("softplus", self.val(x), beta=float(beta), threshold=float(threshold))
+
+    def op_to_copy(self, node: fx.Node, x: Any, **kwargs: Any) -> str:
+        dtype = kwargs.get("dtype")
+        value = self.val(x)
+        if dtype is None or dtype == self.nodes[value].dtype:
+            return self.pw("cast", value, dtype=self.nodes[value].dtype, to=self.nodes[value].dtype)
+        return self.pw("cast", value, dtype=dtype, to=dtype)
+
+    def op_xlogy(self, node: fx.Node, x: Any, y: Any) -> str:
+        xv, yv = self.val(x), self.val(y)
+        prod = self.pw("mul", xv, self.pw("log", yv))
+        return self.pw("where", self.pw("eq", xv, self.const(0.0)), self.const(0.0), prod)
+
+    # -- reductions -------------------------------------------------------------------------------
+
+    def op_sum(self, node: fx.Node, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> str:
+        xv = self.val(x)
+        return self.reduce("sum", xv, norm_dims(dims, len(self.shape(xv))), keepdim)
+
+    def op_mean(self, node: fx.Node, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> str:
+        xv = self.val(x)
+        return self.mean(xv, norm_dims(dims, len(self.shape(xv))), keepdim)
+
+    def op_amax(self, node: fx.Node, x: Any, dims: Any = (), keepdim: bool = False) -> str:
+        xv = self.val(x)
+        return self.reduce("max", xv, norm_dims(dims, len(self.shape(xv))), keepdim)
+
+    def op_amin(self, node: fx.Node, x: Any, dims: Any = (), keepdim: bool = False) -> str:
+        xv = self.val(x)
+        return self.reduce("min", xv, norm_dims(dims, len(self.shape(xv))), keepdim)
+
+    def op_max(self, node: fx.Node, x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        return self.minmax("max", x, dim, keepdim)
+
+    def op_min(self, node: fx.Node, x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        return self.minmax("min", x, dim, keepdim)
+
+    def minmax(self, op: str, x: Any, dim: Any, keepdim: bool) -> Any:
+        xv = self.val(x)
+        rank = len(self.shape(xv))
+        if dim is None:
+            return self.reduce(op, xv, tuple(range(rank)), False)
+        dims = norm_dims(dim, rank)
+        values = self.reduce(op, xv, dims, keepdim)
+        index = self.reduce("arg" + op, xv, dims, keepdim, dtype=torch.int64)
+        return (values, index)
+
+    def op_argmax(self, node: fx.Node, x: Any, dim: Any = None, keepdim: bool = False) -> str:
+        return self.argminmax("argmax", x, dim, keepdim)
+
+    def op_argmin(self, node: fx.Node, x: Any, dim: Any = None, keepdim: bool = False) -> str:
+        return self.argminmax("argmin", x, dim, keepdim)
+
+    def argminmax(self, op: str, x: Any, dim: Any, keepdim: bool) -> str:
+        xv = self.val(x)
+        if dim is None:
+            raise UnsupportedError(f"aten.{op}", "an index into the flattened tensor (dim=None)")
+        return self.reduce(op, xv, norm_dims(dim, len(self.shape(xv))), keepdim, dtype=torch.int64)
+
+    def op_var(self, node: fx.Node, x: Any, dims: Any = None, correction: Any = 1, keepdim: bool = False,
+               **kw: Any) -> str:
+        return self.variance(x, dims, correction, keepdim)
+
+    def op_std(self, node: fx.Node, x: Any, dims: Any = None, correction: Any = 1, keepdim: bool = False,
+               **kw: Any) -> str:
+        return self.pw("sqrt", self.variance(x, dims, correction, keepdim))
+
+    def variance(self, x: Any, dims: Any, correction: Any, keepdim: bool) -> str:
+        xv = self.val(x)
+        d = norm_dims(dims, len(self.shape(xv)))
+        centered = self.pw("sub", xv, self.mean(xv, d))
+        total = self.reduce("sum", self.pw("mul", centered, centered), d, keepdim)
+        corr = 1.0 if correction is None else float(correction)
+        return self.pw("div", total, self.size(xv, d, offset=corr))
+
+    def op_logsumexp(self, node: fx.Node, x: Any, dims: Any, keepdim: bool = False) -> str:
+        xv = self.val(x)
+        d = norm_dims(dims, len(self.shape(xv)))
+        peak = self.reduce("max", xv, d)
+        total = self.reduce("sum", self.pw("exp", self.pw("sub", xv, peak)), d)
+        return self.pw("add", self.pw("log", total), peak)
+
+    def op_linalg_vector_norm(self, node: fx.Node, x: Any, ord: Any = 2, dims: Any = None, keepdim: bool = False,
+                              **kw: Any) -> str:
+        xv = self.val(x)
+        d = norm_dims(dims, len(self.shape(xv)))
+        if ord == 2:
+            return self.pw("sqrt", self.reduce("sum", self.pw("mul", xv, xv), d, keepdim))
+        if ord == 1:
+            return self.reduce("sum", self.pw("abs", xv), d, keepdim)
+        if ord == math.inf:
+            return self.reduce("max", self.pw("abs", xv), d, keepdim)
+        if ord == -math.inf:
+            return self.reduce("min", self.pw("abs", xv), d, keepdim)
+        raise UnsupportedError("aten.linalg_vector_norm", f"ord={ord} (supported: 1, 2, inf, -inf)")
+
+    # -- normalizations ----------------------------------------------------------------------------
+
+    def op_softmax(self, node: fx.Node, x: Any, dim: int, half_to_float: bool = False) -> str:
+        xv = self.val(x)
+        d = norm_dims(dim, len(self.shape(xv)))
+        shifted = self.pw("sub", xv, self.reduce("max", xv, d))
+        num = self.pw("exp", shifted)
+        return self.pw("div", num, self.reduce("sum", num, d))
+
+    def op_log_softmax(self, node: fx.Node, x: Any, dim: int, half_to_float: bool = False) -> str:
+        xv = self.val(x)
+        d = norm_dims(dim, len(self.shape(xv)))
+        shifted = self.pw("sub", xv, self.reduce("max", xv, d))
+        total = self.reduce("sum", self.pw("exp", shifted), d)
+        return self.pw("sub", shifted, self.pw("log", total))
+
+    def normalize(self, xv: str, d: tuple[int, ...], eps: Any) -> tuple[str, str, str]:
+        mean = self.mean(xv, d)
+        centered = self.pw("sub", xv, mean)
+        var = self.pw("div", self.reduce("sum", self.pw("mul", centered, centered), d), self.size(xv, d))
+        rstd = self.pw("rsqrt", self.pw("add", var, self.const(eps)))
+        return self.pw("mul", centered, rstd), mean, rstd
+
+    def op_native_layer_norm(self, node: fx.Node, x: Any, shape: Any, w: Any, b: Any, eps: float) -> tuple:
+        xv = self.val(x)
+        rank = len(self.shape(xv))
+        d = tuple(range(rank - len(shape), rank))
+        y, mean, rstd = self.normalize(xv, d, eps)
+        if w is not None:
+            y = self.pw("mul", y, self.val(w))
+        if b is not None:
+            y = self.pw("add", y, self.val(b))
+        self.finish(y, node)
+        meta = node.meta["val"]
+        self.nodes[y].shape, self.nodes[y].dtype = tuple(meta[0].shape), meta[0].dtype
+        return (y, mean, rstd)
+
+    def op_native_group_norm(self, node: fx.Node, x: Any, w: Any, b: Any, n: int, c: int, hw: int, groups: int,
+                             eps: float) -> tuple:
+        xv = self.val(x)
+        meta = node.meta["val"][0]
+        grouped = self.add("hostview", (xv,), (n, groups, (c // groups) * hw), meta.dtype, base="v",
+                           view="groups", params=[groups])
+        y, mean, rstd = self.normalize(grouped, (2,), eps)
+        for param, op in ((w, "mul"), (b, "add")):
+            if param is not None:
+                chan = self.add("gparam", (self.val(param),), self.shape(grouped), meta.dtype, base="g")
+                y = self.pw(op, y, chan)
+        out = self.add("hostview", (y,), tuple(meta.shape), meta.dtype, base="v", view="like", params=[xv])
+        return (out, mean, rstd)
+
+    def op_native_batch_norm(self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any, training: bool,
+                             momentum: float, eps: float) -> tuple:
+        if training or mean is None or var is None:
+            raise UnsupportedError("aten.native_batch_norm", "batch statistics (training mode)")
+        return self.batch_norm(node, x, w, b, mean, var, eps)
+
+    def op_native_batch_norm_legit_no_training(self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any,
+                                                momentum: float, eps: float) -> tuple:
+        return self.batch_norm(node, x, w, b, mean, var, eps)
+
+    def batch_norm(self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any, eps: float) -> tuple:
+        xv = self.val(x)
+        rank = len(self.shape(xv))
+
+        def chan(p: Any) -> str:
+            pv = self.val(p)
+            shape = (self.shape(pv)[0],) + (1,) * (rank - 2)
+            return self.add("hostview", (pv,), shape, self.nodes[pv].dtype, base="v", view="channel",
+                            params=[rank - 2])
+
+        scale = self.pw("rsqrt", self.pw("add", chan(var), self.const(eps)))
+        y = self.pw("mul", self.pw("sub", xv, chan(mean)), scale)
+        if w is not None:
+            y = self.pw("mul", y, chan(w))
+        if b is not None:
+            y = self.pw("add", y, chan(b))
+        self.finish(y, node)
+        return (y, y, y)
+
+    # -- losses ------------------------------------------------------------------------------------
+
+    def reduction(self, value: str, mode: int) -> str:
+        if mode == 0:
+            return value
+        rank = len(self.shape(value))
+        total = self.reduce("sum", value, tuple(range(rank)), False)
+        return total if mode == 2 else self.pw("div", total, self.size(value, tuple(range(rank))))
+
+    def op_mse_loss(self, node: fx.Node, a: Any, b: Any, reduction: int = 1) -> str:
+        diff = self.pw("sub", self.val(a), self.val(b))
+        return self.reduction(self.pw("mul", diff, diff), reduction)
+
+    def op_l1_loss(self, node: fx.Node, a: Any, b: Any, reduction: int = 1) -> str:
+        return self.reduction(self.pw("abs", self.pw("sub", self.val(a), self.val(b))), reduction)
+
+    def op_smooth_l1_loss(self, node: fx.Node, a: Any, b: Any, reduction: int = 1, beta: float = 1.0) -> str:
+        diff = self.pw("abs", self.pw("sub", self.val(a), self.val(b)))
+        if beta == 0:
+            return self.reduction(diff, reduction)
+        quad = self.pw("div", self.pw("mul", self.pw("mul", diff, diff), self.const(0.5)), self.const(beta))
+        lin = self.pw("sub", diff, self.const(0.5 * beta))
+        return self.reduction(self.pw("where", self.pw("lt", diff, self.const(beta)), quad, lin), reduction)
+
+    def op_huber_loss(self, node: fx.Node, a: Any, b: Any, reduction: int = 1, delta: float = 1.0) -> str:
+        diff = self.pw("abs", self.pw("sub", self.val(a), self.val(b)))
+        quad = self.pw("mul", self.pw("mul", diff, diff), self.const(0.5))
+        lin = self.pw("mul", self.pw("sub", diff, self.const(0.5 * delta)), self.const(delta))
+        return self.reduction(self.pw("where", self.pw("lt", diff, self.const(delta)), quad, lin), reduction)
+
+    def op_binary_cross_entropy_with_logits(self, node: fx.Node, x: Any, y: Any, weight: Any = None,
+                                            pos_weight: Any = None, reduction: int = 1) -> str:
+        if weight is not None or pos_weight is not None:
+            raise UnsupportedError("aten.binary_cross_entropy_with_logits", "weight / pos_weight")
+        xv, yv = self.val(x), self.val(y)
+        # (1 - y) * x + softplus(-x), written stably: max(x, 0) - x * y + log1p(exp(-|x|))
+        stable = self.pw("log1p", self.pw("exp", self.pw("neg", self.pw("abs", xv))))
+        loss = self.pw("add", self.pw("sub", self.pw("relu", xv), self.pw("mul", xv, yv)), stable)
+        return self.reduction(loss, reduction)
+
+    def op_nll_loss_forward(self, node: fx.Node, logp: Any, target: Any, weight: Any, reduction: int,
+                            ignore_index: int) -> tuple:
+        if weight is not None:
+            raise UnsupportedError("aten.nll_loss_forward", "class weights")
+        lp, tv = self.val(logp), self.val(target)
+        if len(self.shape(lp)) != 2:
+            raise UnsupportedError("aten.nll_loss_forward", "only (batch, classes) inputs")
+        picked = self.add("gather", (lp, tv), self.shape(tv), torch.float32, base="picked")
+        valid = self.pw("ne", tv, self.const(ignore_index))
+        loss = self.pw("where", valid, self.pw("neg", picked), self.const(0.0))
+        if reduction == 0:
+            return (loss, loss)
+        total = self.reduce("sum", loss, (0,), False)
+        if reduction == 2:
+            return (total, total)
+        count = self.reduce("sum", self.pw("cast", valid, dtype=torch.float32, to=torch.float32), (0,), False)
+        return (self.pw("div", total, count), count)
+
+    # -- matmul ------------------------------------------------------------------------------------
+
+    def op_mm(self, node: fx.Node, a: Any, b: Any) -> str:
+        return self.matmul(self.val(a), self.val(b))
+
+    def op_bmm(self, node: fx.Node, a: Any, b: Any) -> str:
+        return self.matmul(self.val(a), self.val(b))
+
+    def matmul(self, a: str, b: str) -> str:
+        sa, sb = self.shape(a), self.shape(b)
+        shape = sa[:-1] + sb[-1:]
+        return self.add("matmul", (a, b), shape, self.nodes[a].dtype, base="mm")
+
+    def op_addmm(self, node: fx.Node, bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> str:
+        out = self.matmul(self.val(a), self.val(b))
+        if alpha != 1:
+            out = self.pw("mul", out, self.const(alpha))
+        bv = self.val(bias)
+        if beta != 1:
+            bv = self.pw("mul", bv, self.const(beta))
+        return self.pw("add", out, bv)
+
+    def op_baddbmm(self, node: fx.Node, bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> str:
+        return self.op_addmm(node, bias, a, b, beta, alpha)
+
+
+def lower(gm: fx.GraphModule, state_keys: list[str], n_inputs: int) -> Graph:
+    return Lowerer(gm, state_keys, n_inputs).lower()
+
+
+def capture(model: nn.Module, inputs: Sequence[Any]) -> Graph:
+    """Model + example inputs → IR graph. Raises UnsupportedError."""
+    model = model.eval()
+    keys = [k for k, _ in model.named_parameters()] + [k for k, _ in model.named_buffers()]
+    state = set(model.state_dict().keys())
+    gm = capture_graph(model, inputs)
+    graph = lower(gm, keys, len(inputs))
+    for leaf, key in graph.params.items():
+        if key not in state:
+            raise UnsupportedError(key, "a non-persistent buffer: its value is not in the state_dict")
+    return graph

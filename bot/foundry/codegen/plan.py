@@ -1,0 +1,318 @@
+"""Cut an IR graph into kernels ("segments"), each with one iteration space:
+
+  pointwise   a flat walk over one output shape; inputs broadcast by index arithmetic
+  row         reductions over the trailing dims of a base shape, with everything around them
+              (softmax, norms, cross-entropy rows …) in one program per block of rows
+  col         a reduction over middle dims of a base shape viewed as (outer, reduced, inner)
+  full        reductions over every element (losses, global means): partials, then a combine
+  matmul      (batched) matmul with the pointwise epilogue that follows it
+
+A value crosses a segment boundary only through memory (a segment output); host views (view,
+transpose, …) run in the launcher on materialized tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from foundry.codegen.ir import Graph, Node, UnsupportedError
+
+SCALAR_LEAVES = frozenset({"const", "size"})
+TENSOR_LEAVES = frozenset({"input", "param", "hostview"})
+
+
+@dataclass
+class Segment:
+    index: int
+    kind: str  # pointwise | row | col | full | matmul
+    base: tuple[int, ...]  # iteration space (the shape reductions run over, or the output shape)
+    dims: tuple[int, ...] = ()  # reduced dims of the base (row, col, full)
+    nodes: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    closed: bool = False
+    base_of: str = ""  # a node with the base shape (what `size` nodes measure)
+
+
+def numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def right_align(shape: tuple[int, ...], rank: int) -> tuple[int, ...]:
+    return (1,) * (rank - len(shape)) + tuple(shape)
+
+
+def broadcastable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    if len(shape) > len(to):
+        return False
+    padded = right_align(shape, len(to))
+    return all(s in (1, t) for s, t in zip(padded, to, strict=True))
+
+
+def row_role(shape: tuple[int, ...], base: tuple[int, ...], dims: tuple[int, ...]) -> str | None:
+    """How a value of `shape` sits in a row segment over `base` reducing trailing `dims`."""
+    r, k = len(base), len(dims)
+    outer, inner = base[: r - k], base[r - k :]
+    if tuple(shape) == tuple(base):
+        return "full"
+    if len(shape) <= r:
+        aligned = right_align(shape, r)
+        if all(s == 1 for s in aligned[: r - k]) and aligned[r - k :] == inner and numel(shape) > 1:
+            return "colparam"
+    if tuple(shape) in (outer + (1,) * k, outer) and numel(shape) > 1:
+        return "perrow"
+    if numel(shape) == 1:
+        return "scalar"
+    return None
+
+
+def split_kind(base: tuple[int, ...], dims: tuple[int, ...]) -> str:
+    r = len(base)
+    if tuple(dims) == tuple(range(r)):
+        return "full"
+    if dims and tuple(dims) == tuple(range(r - len(dims), r)):
+        return "row"
+    if dims and tuple(dims) == tuple(range(dims[0], dims[0] + len(dims))):
+        return "col"
+    raise UnsupportedError("reduction", f"dims {list(dims)} of a rank-{r} tensor are not contiguous")
+
+
+class Planner:
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.nodes = graph.nodes
+        self.segments: list[Segment] = []
+        self.seg_of: dict[str, Segment] = {}
+        self.materialized: set[str] = {n.name for n in graph.nodes.values() if n.op in ("input", "param")}
+        self.roles: dict[str, str] = {}  # node -> role inside its (row) segment
+
+    def plan(self) -> list[Segment]:
+        for node in self.graph.order():
+            if node.op in SCALAR_LEAVES or node.op in ("input", "param", "gparam"):
+                continue
+            if node.op == "hostview":
+                self.materialize(node.args[0])
+                self.materialized.add(node.name)
+            elif node.op == "matmul":
+                for arg in node.args:
+                    self.materialize(arg)
+                self.new_segment("matmul", node, node.shape)
+            elif node.op == "gather":
+                self.place_gather(node)
+            else:
+                self.place(node)
+        for out in self.graph.outputs:
+            node = self.nodes[out]
+            if node.op in ("input", "param"):
+                raise UnsupportedError("output", "the operator returns an input or parameter unchanged")
+            if node.op == "hostview" and self.nodes[self.root(out)].op in ("input", "param"):
+                raise UnsupportedError("output", "the operator returns a view of an input")
+            if node.op in SCALAR_LEAVES:
+                raise UnsupportedError("output", "the operator returns a constant")
+        self.mark_outputs()
+        return self.segments
+
+    def root(self, name: str) -> str:
+        while self.nodes[name].op == "hostview":
+            name = self.nodes[name].args[0]
+        return name
+
+    # -- placement ---------------------------------------------------------------------------------
+
+    def materialize(self, name: str) -> None:
+        """Write `name` to memory; its segment takes no more nodes (so launch order follows the graph)."""
+        if name in self.materialized or self.nodes[name].op in SCALAR_LEAVES:
+            return
+        if self.nodes[name].op == "gparam":
+            raise UnsupportedError("group norm", "its per-channel parameter must stay in the norm kernel")
+        seg = self.seg_of[name]
+        self.materialized.add(name)
+        if name not in seg.outputs:
+            seg.outputs.append(name)
+        seg.closed = True
+
+    def new_segment(self, kind: str, node: Node, base: tuple[int, ...], dims: tuple[int, ...] = (),
+                    base_of: str = "") -> Segment:
+        seg = Segment(len(self.segments), kind, tuple(base), tuple(dims), base_of=base_of or node.name)
+        self.segments.append(seg)
+        self.join(seg, node)
+        return seg
+
+    def join(self, seg: Segment, node: Node) -> None:
+        seg.nodes.append(node.name)
+        self.seg_of[node.name] = seg
+
+    def open_producers(self, node: Node) -> list[Segment]:
+        found: list[Segment] = []
+        for arg in node.args:
+            seg = self.seg_of.get(arg)
+            if seg is not None and arg not in self.materialized and not seg.closed and seg not in found:
+                found.append(seg)
+        return found
+
+    def place(self, node: Node) -> None:
+        producers = sorted(self.open_producers(node), key=lambda s: -numel(s.base))
+        if not producers and node.kind == "reduce":
+            # a reduction of a tensor in memory: share a pass with open reductions over the same rows
+            producers = [s for s in reversed(self.segments) if not s.closed and s.kind != "pointwise"]
+        for seg in producers:
+            others = {a for a in node.args if self.seg_of.get(a) not in (None, seg)}
+            if self.absorbs(seg, node, others):
+                for other in producers:
+                    if other is not seg:
+                        self.materialize_args(node, other)
+                self.convert_if_needed(seg, node)
+                self.join(seg, node)
+                return
+        for seg in producers:
+            self.materialize_args(node, seg)
+        for arg in node.args:
+            self.materialize(arg)
+        self.start(node)
+
+    def materialize_args(self, node: Node, seg: Segment) -> None:
+        for arg in node.args:
+            if self.seg_of.get(arg) is seg:
+                self.materialize(arg)
+
+    def start(self, node: Node) -> None:
+        if node.kind == "reduce":
+            src = self.nodes[node.args[0]]
+            dims = node.attrs["dims"]
+            self.new_segment(split_kind(src.shape, dims), node, src.shape, dims, base_of=src.name)
+        else:
+            self.new_segment("pointwise", node, node.shape)
+
+    def place_gather(self, node: Node) -> None:
+        logits, target = node.args
+        self.materialize(target)
+        seg = self.seg_of.get(logits)
+        if seg is not None and logits not in self.materialized and not seg.closed:
+            if seg.kind == "pointwise" and seg.base == self.nodes[logits].shape:
+                seg.kind, seg.dims, seg.base_of = "row", (1,), logits
+            if seg.kind == "row" and seg.dims == (1,) and seg.base == self.nodes[logits].shape:
+                self.join(seg, node)
+                return
+            self.materialize(logits)
+        self.new_segment("row", node, self.nodes[logits].shape, (1,), base_of=logits)
+
+    def in_segment(self, seg: Segment, arg: str) -> bool:
+        return self.seg_of.get(arg) is seg and arg not in self.materialized
+
+    def absorbs(self, seg: Segment, node: Node, others: set[str] | None = None) -> bool:
+        """Can `seg` compute `node`, with the operands in `others` written to memory first?"""
+        saved = set(self.materialized)
+        self.materialized |= others or set()
+        try:
+            return self.absorbs_now(seg, node)
+        finally:
+            self.materialized = saved
+
+    def absorbs_now(self, seg: Segment, node: Node) -> bool:
+        if seg.kind == "pointwise":
+            if node.kind == "pointwise":
+                return node.shape == seg.base and all(
+                    self.in_segment(seg, a) or a in self.materialized or self.is_scalar(a) for a in node.args
+                ) and all(self.fits_flat(a, seg.base) for a in node.args)
+            if node.kind == "reduce":
+                src = self.nodes[node.args[0]]
+                return src.shape == seg.base and self.in_segment(seg, src.name)
+            return False
+        if seg.kind == "row":
+            if node.kind == "reduce":
+                src = node.args[0]
+                return (self.nodes[src].shape == seg.base and node.attrs["dims"] == seg.dims
+                        and (self.in_segment(seg, src) or src in self.materialized))
+            if node.kind == "pointwise":
+                return row_role(node.shape, seg.base, seg.dims) is not None and all(
+                    self.in_segment(seg, a) or self.nodes[a].op in SCALAR_LEAVES or self.nodes[a].op == "gparam"
+                    or (a in self.materialized and row_role(self.nodes[a].shape, seg.base, seg.dims) is not None)
+                    for a in node.args
+                )
+            return False
+        if seg.kind in ("col", "full"):
+            reduced = {n for n in seg.nodes if self.nodes[n].kind == "reduce"}
+            if node.kind == "reduce":
+                src = node.args[0]
+                return (self.nodes[src].shape == seg.base and node.attrs["dims"] == seg.dims
+                        and (self.in_segment(seg, src) or src in self.materialized)
+                        and not self.depends_on(src, reduced))
+            if node.kind == "pointwise":
+                if node.shape == seg.base:
+                    return not any(self.depends_on(a, reduced) for a in node.args) and all(
+                        self.fits_flat(a, seg.base) if seg.kind == "full" else
+                        (self.in_segment(seg, a) or self.is_scalar(a)
+                         or (a in self.materialized and self.nodes[a].shape == seg.base))
+                        for a in node.args)
+                return numel(node.shape) == numel(self.nodes[next(iter(reduced))].shape) if reduced and all(
+                    (self.in_segment(seg, a) and self.depends_on(a, reduced)) or self.is_scalar(a)
+                    for a in node.args) else False
+            return False
+        if seg.kind == "matmul":
+            return node.kind == "pointwise" and node.shape == seg.base and all(
+                self.in_segment(seg, a) or self.is_scalar(a) or
+                (self.nodes[a].name in self.materialized and broadcastable(self.nodes[a].shape, seg.base))
+                for a in node.args)
+        return False
+
+    def convert_if_needed(self, seg: Segment, node: Node) -> None:
+        if seg.kind == "pointwise" and node.kind == "reduce":
+            src = self.nodes[node.args[0]]
+            seg.kind = split_kind(src.shape, node.attrs["dims"])
+            seg.dims = node.attrs["dims"]
+            seg.base_of = src.name
+
+    def fits_flat(self, arg: str, base: tuple[int, ...]) -> bool:
+        node = self.nodes[arg]
+        if node.op in SCALAR_LEAVES:
+            return True
+        return broadcastable(node.shape, base)
+
+    def is_scalar(self, arg: str) -> bool:
+        node = self.nodes[arg]
+        return node.op in SCALAR_LEAVES or (arg in self.materialized and numel(node.shape) == 1)
+
+    def depends_on(self, name: str, targets: set[str]) -> bool:
+        todo, seen = [name], set()
+        while todo:
+            cur = todo.pop()
+            if cur in targets:
+                return True
+            if cur in seen or cur in self.materialized:
+                continue
+            seen.add(cur)
+            todo.extend(self.nodes[cur].args)
+        return False
+
+    def mark_outputs(self) -> None:
+        users = self.graph.users()
+        outputs = set(self.graph.outputs)
+        for seg in self.segments:
+            members = set(seg.nodes)
+            for name in seg.nodes:
+                external = any(u not in members for u in users[name])
+                if (external or name in outputs) and name not in seg.outputs:
+                    seg.outputs.append(name)
+            seg.outputs.sort(key=seg.nodes.index)
+
+
+def prune(graph: Graph) -> None:
+    """Drop nodes no output depends on."""
+    live: set[str] = set()
+    todo = list(graph.outputs)
+    while todo:
+        name = todo.pop()
+        if name in live:
+            continue
+        live.add(name)
+        todo.extend(graph.nodes[name].args)
+        todo.extend(a for a in graph.nodes[name].attrs.get("params", ()) if isinstance(a, str))
+    for name in [n for n in graph.nodes if n not in live and graph.nodes[n].op != "input"]:
+        del graph.nodes[name]
+
+
+def plan(graph: Graph) -> list[Segment]:
+    prune(graph)
+    return Planner(graph).plan()
