@@ -3,6 +3,9 @@
 DuckDB lets one process at a time open a file for writing, and holds the lock for as long as the
 connection is open. So every unit of work opens the file, runs one short transaction and closes it;
 a process that finds the file locked retries with jittered exponential backoff, for a bounded time.
+Processes of this bot first queue on an advisory lock beside the file (`<file>.lock`, flock: polling
+it costs microseconds, where a refused DuckDB open costs a whole database start-up, and the kernel
+releases it when a holder dies); DuckDB's own lock still guards against any other program.
 A committed transaction survives a crash (DuckDB's write-ahead log); an open one is rolled back.
 A file that DuckDB cannot read is reported and left exactly as it is.
 """
@@ -16,9 +19,14 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import duckdb
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: DuckDB's own lock and the retry loop remain
+    fcntl = None  # type: ignore[assignment]
 
 from foundry.experience.errors import (
     CorruptLibraryError,
@@ -36,6 +44,7 @@ ENV_PATH = "FOUNDRY_EXPERIENCE_DB"
 LOCK_TIMEOUT_S = 60.0  # how long a writer waits for others before giving up
 BACKOFF_FIRST_S = 0.005
 BACKOFF_MAX_S = 0.25
+QUEUE_POLL_MAX_S = 0.01  # polling the advisory lock is cheap: stay responsive
 CONNECT_CONFIG = {"threads": 1}  # short transactions on small tables; more threads only cost start-up
 MOVE_AWAY = "move it away or point FOUNDRY_EXPERIENCE_DB at another path to start a new library"
 
@@ -64,6 +73,37 @@ def is_lock_conflict(exc: BaseException) -> bool:
 
 def is_transaction_conflict(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.TransactionException) or "Conflict on" in str(exc)
+
+
+class QueueLock:
+    """An exclusive flock on `<db>.lock`, acquired with a deadline. Released on close or process death."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = db_path.with_name(db_path.name + ".lock")
+        self.fd: int | None = None
+
+    def acquire(self, deadline: float) -> bool:
+        """True when held; False when the deadline passed first."""
+        if fcntl is None:
+            return True
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        delay = 0.0005
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.fd = fd
+                return True
+            except BlockingIOError:
+                if time.monotonic() + delay > deadline:
+                    os.close(fd)
+                    return False
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 2, QUEUE_POLL_MAX_S)
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor drops the flock
+            self.fd = None
 
 
 class Database:
@@ -97,11 +137,7 @@ class Database:
                 if not is_lock_conflict(exc):
                     raise self.unreadable(exc) from exc
                 if time.monotonic() + delay > deadline:
-                    raise LibraryBusyError(
-                        f"{self.path}: the experience library stayed locked by other processes for "
-                        f"{self.lock_timeout:.0f} s ({attempts} attempts); nothing was written. "
-                        f"Last error: {exc}"
-                    ) from exc
+                    raise self.busy(f"another program holds the database open; {attempts} attempts: {exc}") from exc
                 time.sleep(delay * random.uniform(0.5, 1.5))
                 delay = min(delay * 2, BACKOFF_MAX_S)
 
@@ -118,6 +154,21 @@ class Database:
         back, nothing half-written stays)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + (self.lock_timeout if timeout is None else timeout)
+        queue = QueueLock(self.path)
+        if not queue.acquire(deadline):
+            raise self.busy(f"other Kernel Foundry processes held {queue.path.name}")
+        try:
+            return self.run_locked(work, deadline)
+        finally:
+            queue.release()
+
+    def busy(self, why: str) -> LibraryBusyError:
+        return LibraryBusyError(
+            f"{self.path}: the experience library stayed locked for {self.lock_timeout:.0f} s ({why}); "
+            "nothing was written."
+        )
+
+    def run_locked(self, work: Callable[[duckdb.DuckDBPyConnection], T], deadline: float) -> T:
         delay = BACKOFF_FIRST_S
         while True:
             con = self.connect(deadline)
@@ -177,7 +228,7 @@ class Database:
                     f"not a Kernel Foundry experience library. It was left untouched; {MOVE_AWAY}."
                 )
             return 0
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        row = first(con.execute("SELECT value FROM meta WHERE key = 'schema_version'"))
         if row is None or not str(row[0]).isdigit():
             raise CorruptLibraryError(
                 f"{self.path}: the experience library has no valid schema version (meta.schema_version = "
@@ -209,6 +260,12 @@ class Database:
             log.info(
                 "experience library %s: migrated to schema %d (%s)", self.path, migration.version, migration.description
             )
+
+
+def first(cursor: duckdb.DuckDBPyConnection) -> tuple[Any, ...] | None:
+    """The first row, with the result consumed (an unfinished result blocks register() and others)."""
+    rows = cursor.fetchall()
+    return rows[0] if rows else None
 
 
 def rollback(con: duckdb.DuckDBPyConnection) -> None:

@@ -18,10 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from foundry.experience.db import first
 from foundry.experience.errors import ExperienceError, SchemaTooNewError
-from foundry.experience.rows import TABLES, Row, insert_sql, values
+from foundry.experience.rows import TABLES, Row
 from foundry.experience.schema import SCHEMA_VERSION
-from foundry.experience.store import BEST_UPSERT, ExperienceStore, fetch_rows
+from foundry.experience.store import BEST_CONFLICT, ExperienceStore, fastest_per_key, fetch_rows, write_batch
 
 log = logging.getLogger(__name__)
 
@@ -109,19 +110,17 @@ def import_parquet(store: ExperienceStore, path: Path) -> ExchangeReport:
         added: dict[str, int] = {}
         improved = 0
         for table, rows in incoming.items():
-            before = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            before = first(con.execute(f"SELECT count(*) FROM {table}"))[0]
             if table == "best_kernels":
                 previous = dict(con.execute("SELECT signature_key || gpu || dtype, candidate_uid FROM best_kernels")
                                 .fetchall())  # fmt: skip
-                for row in rows:
-                    con.execute(BEST_UPSERT, values(row))
+                write_batch(con, table, fastest_per_key(rows), BEST_CONFLICT)  # type: ignore[arg-type]
                 current = dict(con.execute("SELECT signature_key || gpu || dtype, candidate_uid FROM best_kernels")
                                .fetchall())  # fmt: skip
                 improved = sum(1 for key, uid in previous.items() if current.get(key) != uid)
-            elif rows:
-                unique = {row_key(table, row): values(row) for row in rows}
-                con.executemany(insert_sql(table), list(unique.values()))
-            added[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] - before
+            else:
+                write_batch(con, table, rows)
+            added[table] = first(con.execute(f"SELECT count(*) FROM {table}"))[0] - before
         return ExchangeReport(path=str(path), rows={t: len(r) for t, r in incoming.items()}, added=added,
                               improved_best=improved)  # fmt: skip
 

@@ -3,9 +3,13 @@ DuckDB, and what travels in export files. Field order and names are the table's 
 
 from __future__ import annotations
 
+import types
+import typing
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 
@@ -147,3 +151,38 @@ def insert_sql(table: str, conflict: str = "DO NOTHING") -> str:
 
 def values(row: Row) -> list[object]:
     return [getattr(row, name) for name in type(row).model_fields]
+
+
+ARROW_TYPES = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_(), datetime: pa.timestamp("us")}
+
+
+def arrow_type(annotation: object) -> pa.DataType:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return pa.string()
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        return arrow_type(args[0])
+    return ARROW_TYPES[annotation]  # type: ignore[index]
+
+
+def arrow_schema(model: type[Row]) -> pa.Schema:
+    return pa.schema([(name, arrow_type(field.annotation)) for name, field in model.model_fields.items()])
+
+
+def arrow_batch(rows: Sequence[Row]) -> pa.Table:
+    model = type(rows[0])
+    return pa.Table.from_pylist([row.model_dump() for row in rows], schema=arrow_schema(model))
+
+
+def bulk_insert_sql(table: str, conflict: str = "DO NOTHING", source: str = "batch") -> str:
+    """INSERT … SELECT from a registered Arrow table: one statement per batch, not one per row."""
+    model, key = TABLES[table]
+    cols = ", ".join(columns(model))
+    return f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} ON CONFLICT ({', '.join(key)}) {conflict}"
+
+
+def dedupe(table: str, rows: Sequence[Row]) -> list[Row]:
+    """The last row per primary key: one statement may not touch a key twice."""
+    key = TABLES[table][1]
+    return list({tuple(getattr(r, k) for k in key): r for r in rows}.values())

@@ -14,7 +14,7 @@ import duckdb
 from pydantic import BaseModel, ConfigDict
 
 from foundry.core.records import Candidate, OperatorSpec, Verdict
-from foundry.experience.db import LOCK_TIMEOUT_S, Database, now, resolve_path
+from foundry.experience.db import LOCK_TIMEOUT_S, Database, first, now, resolve_path
 from foundry.experience.hints import DiagnosisFacts, HintDef, load_seed_hints, seeds_digest
 from foundry.experience.retrieval import (
     MIN_SIMILARITY,
@@ -33,6 +33,9 @@ from foundry.experience.rows import (
     Row,
     RunRow,
     SignatureRow,
+    arrow_batch,
+    bulk_insert_sql,
+    dedupe,
     insert_sql,
     values,
 )
@@ -106,24 +109,43 @@ def candidate_row(run: RunRow, candidate: Candidate, verdict: Verdict, *, gpu: s
     )
 
 
-BEST_UPSERT = insert_sql(
-    "best_kernels",
+BEST_CONFLICT = (
     "DO UPDATE SET candidate_uid = excluded.candidate_uid, run_id = excluded.run_id, "
     "origin_repo = excluded.origin_repo, operator = excluded.operator, source = excluded.source, "
     "source_hash = excluded.source_hash, genes = excluded.genes, speedup = excluded.speedup, "
     "candidate_ms = excluded.candidate_ms, updated_at = excluded.updated_at "
     "WHERE best_kernels.speedup IS NULL AND excluded.speedup IS NOT NULL "
-    "OR excluded.speedup > best_kernels.speedup",
+    "OR excluded.speedup > best_kernels.speedup"
 )
-CANDIDATE_UPSERT = insert_sql(
-    "candidates",
+CANDIDATE_CONFLICT = (
     "DO UPDATE SET verified = excluded.verified, policy = excluded.policy, gpu = excluded.gpu, "
     "failure_kind = excluded.failure_kind, failure_stage = excluded.failure_stage, "
     "diagnosis = excluded.diagnosis, candidate_ms = excluded.candidate_ms, eager_ms = excluded.eager_ms, "
     "compile_ms = excluded.compile_ms, speedup = excluded.speedup, bound = excluded.bound, "
     "pct_of_floor = excluded.pct_of_floor, spills = excluded.spills, registers = excluded.registers, "
-    "recorded_at = excluded.recorded_at",
+    "recorded_at = excluded.recorded_at"
 )
+
+
+def write_batch(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Row], conflict: str = "DO NOTHING") -> None:
+    rows = dedupe(table, rows)
+    if not rows:
+        return
+    con.register("batch", arrow_batch(rows))
+    try:
+        con.execute(bulk_insert_sql(table, conflict))
+    finally:
+        con.unregister("batch")
+
+
+def fastest_per_key(rows: Iterable[BestKernelRow]) -> list[BestKernelRow]:
+    best: dict[tuple[str, str, str], BestKernelRow] = {}
+    for row in rows:
+        key = (row.signature_key, row.gpu, row.dtype)
+        held = best.get(key)
+        if held is None or (row.speedup or 0.0) > (held.speedup or 0.0):
+            best[key] = row
+    return list(best.values())
 
 
 def best_row(row: CandidateRow) -> BestKernelRow:
@@ -182,7 +204,7 @@ class ExperienceStore:
 
     def _load_seeds_if_changed(self, con: duckdb.DuckDBPyConnection) -> None:
         digest = seeds_digest(self.seeds)
-        row = con.execute("SELECT value FROM meta WHERE key = 'seeds_digest'").fetchone()
+        row = first(con.execute("SELECT value FROM meta WHERE key = 'seeds_digest'"))
         if row is not None and row[0] == digest:
             return
         added, updated = self._upsert_hints(con, self.seeds, origin="seed", replace_changed=True)
@@ -272,10 +294,8 @@ class ExperienceStore:
             return
 
         def work(con: duckdb.DuckDBPyConnection) -> None:
-            for row in rows:
-                con.execute(CANDIDATE_UPSERT, values(row))
-                if row.verified:
-                    con.execute(BEST_UPSERT, values(best_row(row)))
+            write_batch(con, "candidates", rows, CANDIDATE_CONFLICT)
+            write_batch(con, "best_kernels", fastest_per_key(best_row(r) for r in rows if r.verified), BEST_CONFLICT)
 
         self.db.run(work, timeout=timeout)
 
@@ -297,7 +317,7 @@ class ExperienceStore:
         per (run, hint): finishing twice does not count twice."""
 
         def work(con: duckdb.DuckDBPyConnection) -> None:
-            row = con.execute("SELECT origin_repo FROM runs WHERE run_id = ?", [run_id]).fetchone()
+            row = first(con.execute("SELECT origin_repo FROM runs WHERE run_id = ?", [run_id]))
             if row is None:
                 raise KeyError(f"no run {run_id!r} in {self.path}")
             con.execute(
@@ -389,7 +409,7 @@ class ExperienceStore:
     def count(self, table: str, where: str = "TRUE") -> int:
         if table not in TABLES:
             raise KeyError(table)
-        return self.db.run(lambda con: con.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchone()[0])
+        return self.db.run(lambda con: first(con.execute(f"SELECT count(*) FROM {table} WHERE {where}"))[0])
 
     def run_row(self, run_id: str) -> RunRow | None:
         rows = self.db.run(lambda con: fetch_rows(con, RunRow, "SELECT * FROM runs WHERE run_id = ?", [run_id]))
@@ -404,7 +424,7 @@ class ExperienceStore:
         )  # fmt: skip
 
     def signature(self, key: str) -> OpSignature | None:
-        row = self.db.run(lambda con: con.execute("SELECT body FROM signatures WHERE key = ?", [key]).fetchone())
+        row = self.db.run(lambda con: first(con.execute("SELECT body FROM signatures WHERE key = ?", [key])))
         return OpSignature.from_json(row[0]) if row else None
 
     def schema_version(self) -> int:
