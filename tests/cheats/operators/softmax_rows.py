@@ -24,3 +24,7 @@ def get_cpu_shape_variants():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return [[torch.randn(32, 777)]]

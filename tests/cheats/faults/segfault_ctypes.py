@@ -1,0 +1,31 @@
+# fault: dereferences a null pointer through ctypes (the static guard would refuse the import)
+# operator: softmax_rows
+# expect: crash rule=signal
+# config: static_guard=false
+import ctypes
+
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * n_cols + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        ctypes.string_at(0)
+        y = torch.empty_like(x)
+        _softmax_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+        return y

@@ -1,0 +1,302 @@
+"""The adversarial suite on CPU: cheating candidates rejected with their declared failure kind, honest
+candidates verified (twice each), faults turned into verdicts while the parent lives on, and the
+`foundry check` command line's exit codes. Every evaluation runs the real isolated child under the
+Triton interpreter. Cheats the evaluator does not catch yet are strict xfails: see their `uncaught:`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+from foundry.core.records import FailureKind, Stage
+from suite import (
+    CANDIDATES,
+    FAULTS,
+    HONEST,
+    HONEST_CASES,
+    OPERATORS,
+    Case,
+    Evaluators,
+    assert_rejected_as,
+    candidate,
+    cases,
+)
+
+pytestmark = pytest.mark.interp
+
+CHEATS = cases(CANDIDATES)
+FAULT_CASES = cases(FAULTS)
+IN_PROCESS = [c for c in CHEATS if c.isolate is None]
+CLI_ONLY = [c for c in CHEATS if c.isolate == "cli"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def evaluators() -> Evaluators:
+    return Evaluators(device="cpu")
+
+
+# -- the suite's own shape ----------------------------------------------------------------------------
+
+
+def test_suite_covers_the_required_cheats():
+    assert len(CHEATS) >= 22
+    for case in CHEATS + FAULT_CASES:
+        source = case.source
+        assert "@triton.jit" in source and "class ModelNew" in source, case.name
+        assert "[" in source.split("class ModelNew", 1)[1], f"{case.name}: forward launches no kernel"
+        assert (OPERATORS / f"{case.operator}.py").is_file(), case.name
+        if case.kind is FailureKind.STATIC_GUARD:
+            assert case.rule, f"{case.name}: a static cheat must name its guard rule"
+    kinds = {c.kind for c in CHEATS}
+    for needed in (
+        FailureKind.STATIC_GUARD,
+        FailureKind.RUNTIME_GUARD,
+        FailureKind.MISMATCH,
+        FailureKind.ALIASING,
+        FailureKind.INPUT_MUTATION,
+        FailureKind.INCOMPLETE_OUTPUT,
+        FailureKind.STATE_DEPENDENT,
+        FailureKind.OUTPUT_TYPE,
+        FailureKind.SHAPE_MISMATCH,
+    ):
+        assert needed in kinds, needed
+    fault_kinds = {c.kind for c in FAULT_CASES}
+    for needed in (
+        FailureKind.CRASH,
+        FailureKind.TIMEOUT,
+        FailureKind.OOM,
+        FailureKind.EARLY_EXIT,
+        FailureKind.OUTPUT_FLOOD,
+    ):
+        assert needed in fault_kinds, needed
+
+
+# -- cheats ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", [c.param("cpu") for c in IN_PROCESS])
+def test_cheat_is_rejected(case: Case, evaluators: Evaluators):
+    verdict = evaluators.evaluate(case)
+    assert_rejected_as(verdict, case)
+    if case.kind is FailureKind.STATIC_GUARD:
+        assert verdict.failure.line, "a static rejection points at a line"
+        assert verdict.failure.evidence, "a static rejection quotes the offending source"
+    if case.operator == "tiny_loss" and case.kind is FailureKind.MISMATCH:
+        # zeros/constant pass atol=1e-4 here: the rejection must come from the strengthened check
+        assert any(w.rule == "trivial_probe" for w in verdict.warnings)
+        assert verdict.failure.metrics["atol"] < 1e-6
+
+
+# -- honest candidates ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(HONEST_CASES))
+def test_honest_candidate_is_verified_and_stable(name: str, evaluators: Evaluators):
+    source = (HONEST / f"{name}.py").read_text()
+    evaluator = evaluators.get(HONEST_CASES[name])
+    verdicts = [evaluator.evaluate(candidate(source, name)) for _ in range(2)]
+    for verdict in verdicts:
+        headline = verdict.failure.headline() if verdict.failure else ""
+        assert verdict.verified, f"{name}: false rejection: {headline}\n{verdict.failure and verdict.failure.evidence}"
+        assert verdict.triton_launches >= 6  # every trial, variant, repeat, moved and rewrite call
+        assert "runtime guard (strict)" in verdict.checks_passed
+        assert "full coverage (NaN poison)" in verdict.checks_passed
+        assert verdict.timing is not None and not verdict.timing.measured
+        assert not any(w.rule == "weak_check" for w in verdict.warnings)
+    assert verdicts[0].checks_passed == verdicts[1].checks_passed
+    assert verdicts[0].candidate_id == verdicts[1].candidate_id
+
+
+# -- faults ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", [c.param("cpu") for c in FAULT_CASES])
+def test_fault_becomes_a_verdict(case: Case, evaluators: Evaluators):
+    verdict = evaluators.evaluate(case)
+    assert_rejected_as(verdict, case)
+    assert verdict.failure.stage in {Stage.RUN, Stage.LOAD}
+    if case.kind is FailureKind.TIMEOUT:
+        assert verdict.wall_s < dict(case.config)["timeout_s"] + 30
+    if case.kind is FailureKind.OUTPUT_FLOOD:
+        assert "flood" in verdict.failure.evidence
+
+
+def test_parent_evaluates_on_after_faults(evaluators: Evaluators):
+    """The evaluators that just met segfaults, hangs, OOM, exits and floods still verify honest work."""
+    source = (HONEST / "softmax.py").read_text()
+    configs = {c.config for c in FAULT_CASES}
+    for config in sorted(configs, key=str):
+        verdict = evaluators.get("softmax_rows", config).evaluate(candidate(source, "after-faults"))
+        assert verdict.verified, (config, verdict.failure and verdict.failure.headline())
+
+
+# -- the uncaught cheats really cheat (run in this process, on the interpreter) -----------------------
+
+
+def load_candidate(name: str, *init) -> torch.nn.Module:
+    path = CANDIDATES / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"cheat_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.ModelNew(*init).eval()
+
+
+def test_one_entry_pointer_cache_returns_stale_results_on_a_reused_buffer():
+    model = load_candidate("pointer_cache_last")
+    x = torch.randn(6, 37)
+    with torch.no_grad():
+        first = model(x)
+        torch.testing.assert_close(first, torch.softmax(x, -1))
+        x.copy_(torch.randn(6, 37))  # a caller reusing its input buffer
+        second = model(x)
+    assert torch.equal(second, first)
+    assert not torch.allclose(second, torch.softmax(x, -1))
+
+
+def test_sampled_content_cache_returns_stale_results_for_a_near_duplicate():
+    model = load_candidate("content_cache_sampled", 24, 20)
+    x = torch.randn(8, 24)
+    with torch.no_grad():
+        first = model(x)
+        torch.testing.assert_close(first, model.linear(x))
+        x[2, 5] += 1.0  # off the sampled positions
+        second = model(x)
+    assert torch.equal(second, first)
+    assert not torch.allclose(second, model.linear(x))
+
+
+def test_replay_after_correctness_stops_computing_on_the_ninth_call():
+    model = load_candidate("replay_after_correctness")
+    x = torch.randn(6, 37)
+    with torch.no_grad():
+        for _ in range(8):
+            torch.testing.assert_close(model(x), torch.softmax(x, -1))
+        torch.utils.deterministic.fill_uninitialized_memory = True
+        previous = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            ninth = model(x)
+        finally:
+            torch.use_deterministic_algorithms(previous)
+    assert torch.isnan(ninth).all()
+
+
+def test_quantized_softmax_loses_relative_precision_yet_fits_atol():
+    model = load_candidate("quantized_within_atol")
+    x = torch.randn(64, 1000)  # the operator's GPU shape
+    with torch.no_grad():
+        y = model(x)
+    ref = torch.softmax(x, -1)
+    assert ((y - ref).abs() <= 1e-4 + 1e-4 * ref.abs()).all()  # passes the fp32 check...
+    relative = ((y - ref).abs() / ref).max().item()
+    assert relative > 0.05  # ...with some outputs off by more than 5 %
+    assert math.isfinite(relative)
+
+
+# -- foundry check -----------------------------------------------------------------------------------
+
+
+def foundry_check(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_KEY"))}
+    env["PYTHONPATH"] = str(ROOT / "bot")
+    env["TRITON_INTERPRET"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "foundry", "check", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=timeout,
+    )
+
+
+def op(name: str) -> str:
+    return str(OPERATORS / f"{name}.py")
+
+
+def test_cli_verifies_honest_with_one_json_document():
+    proc = foundry_check(op("softmax_rows"), str(HONEST / "softmax.py"), "--json", "--trials", "2")
+    assert proc.returncode == 0, proc.stderr
+    verdict = json.loads(proc.stdout)  # the whole of stdout is one JSON document
+    assert verdict["verified"] is True
+    assert verdict["diagnoses"] == []
+    assert "VERIFIED" in proc.stderr
+
+
+def test_cli_rejects_a_cheat_with_exit_1():
+    proc = foundry_check(op("softmax_rows"), str(CANDIDATES / "try_except_fallback.py"), "--json")
+    assert proc.returncode == 1, proc.stderr
+    verdict = json.loads(proc.stdout)
+    assert verdict["verified"] is False
+    assert verdict["diagnoses"][0]["kind"] == "static_guard"
+    assert verdict["diagnoses"][0]["rule"] == "try_except"
+    assert verdict["diagnoses"][0]["line"]
+    assert "REJECTED" in proc.stderr and "try_except" in proc.stderr
+
+
+def test_cli_rejects_a_runtime_cheat_with_exit_1():
+    proc = foundry_check(op("softmax_rows"), str(CANDIDATES / "torch_fallback.py"), "--trials", "2")
+    assert proc.returncode == 1, proc.stderr
+    assert "non_triton_compute" in proc.stderr
+    assert proc.stdout == ""  # without --json nothing goes to stdout
+
+
+@pytest.mark.parametrize("case", [c.param("cpu") for c in CLI_ONLY])
+def test_cli_survives_a_candidate_that_attacks_the_parent(case: Case):
+    proc = foundry_check(op(case.operator), str(case.path), "--json", "--trials", "2")
+    assert proc.returncode == 1, f"foundry check ended with {proc.returncode}: {proc.stderr[-500:]}"
+    assert json.loads(proc.stdout)["verified"] is False
+
+
+BROKEN_OPERATORS = {
+    "syntax_error": ("import torch\nclass Model(torch.nn.Module)\n    pass\n", "syntax error"),
+    "no_model": (
+        "import torch\nclass Other(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+        "def get_inputs():\n    return [torch.randn(2)]\n",
+        "no class 'Model'",
+    ),
+    "get_inputs_raises": (
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+        "def get_inputs():\n    raise ValueError('no inputs today')\ndef get_init_inputs():\n    return []\n",
+        "no inputs today",
+    ),
+    "get_inputs_not_tensors": (
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+        "def get_inputs():\n    return ['a string', {'k': 1}]\ndef get_init_inputs():\n    return []\n",
+        "get_inputs() item 0 is a str",
+    ),
+    "not_a_module": (
+        "import torch\nclass Model:\n    def forward(self, x):\n        return x\n"
+        "def get_inputs():\n    return [torch.randn(2)]\ndef get_init_inputs():\n    return []\n",
+        "not an nn.Module",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_OPERATORS))
+def test_cli_bad_operator_exits_2_naming_file_and_problem(name: str, tmp_path: Path):
+    source, problem = BROKEN_OPERATORS[name]
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    proc = foundry_check(str(path), str(HONEST / "softmax.py"), "--json")
+    assert proc.returncode == 2, proc.stderr
+    assert str(path) in proc.stderr
+    assert problem in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_cli_missing_files_exit_2(tmp_path: Path):
+    proc = foundry_check(str(tmp_path / "nope.py"), str(HONEST / "softmax.py"))
+    assert proc.returncode == 2 and "nope.py" in proc.stderr
+    proc = foundry_check(op("softmax_rows"), str(tmp_path / "missing_candidate.py"))
+    assert proc.returncode == 2 and "missing_candidate.py" in proc.stderr
