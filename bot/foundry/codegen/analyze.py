@@ -92,15 +92,22 @@ class Merger:
                     vals = [v[j] for v in values]
                     if all(isinstance(x, (int, float)) for x in vals):
                         found.append((f"{name}[{j}]", vals))
+        ints = [(n, v) for n, v in found if all(isinstance(x, int) for x in v)]
+        for i, (n1, v1) in enumerate(ints):
+            for n2, v2 in ints[i:]:
+                found.append((f"{n1} * {n2}", [a * b for a, b in zip(v1, v2, strict=True)]))
+                if all(b and a % b == 0 for a, b in zip(v1, v2, strict=True)):
+                    found.append((f"{n1} // {n2}", [a // b for a, b in zip(v1, v2, strict=True)]))
         return found
 
     def from_init(self, values: list[Any], owner: str) -> str | None:
         for name, vals in self.init_candidates():
             if vals == values:
-                root = name.split("[")[0]
-                if owner == "self" and root not in self.stored:
-                    self.stored.append(root)
-                return f"self.{name}" if owner == "self" else name
+                roots = [part.strip().split("[")[0] for part in name.replace("//", "*").split("*")]
+                if owner == "self":
+                    self.stored.extend(r for r in roots if r not in self.stored)
+                    return " ".join(f"self.{p}" if p[0].isalpha() else p for p in name.split(" "))
+                return name
         return None
 
     def literal(self, values: list[Any], owner: str, allow_inputs: bool = True) -> str:

@@ -30,6 +30,13 @@ class Emitted:
     kernels: list[str] = field(default_factory=list)  # kernel function names
 
 
+def span(start: int, stop: int, rank: int) -> str:
+    """A slice of a runtime shape counted from the end, so extra leading dims join the first group."""
+    lo = "" if start == 0 else str(start - rank)
+    hi = "" if stop == rank else str(stop - rank)
+    return f"{lo}:{hi}"
+
+
 def indent(lines: list[str], n: int) -> list[str]:
     return [" " * n + line if line else line for line in lines]
 
@@ -84,7 +91,10 @@ class SegmentEmitter:
         return self.tensors + self.scalars
 
     def load_cast(self, expr: str, name: str) -> str:
-        return f"{expr}.to(tl.float32)" if self.nodes[name].dtype.is_floating_point else expr
+        dtype = self.nodes[name].dtype
+        if dtype == torch.bool:
+            return f"({expr} != 0)"
+        return f"{expr}.to(tl.float32)" if dtype.is_floating_point else expr
 
     def store_value(self, name: str) -> str:
         return f"{name}.to({name}_ptr.dtype.element_ty)"
@@ -98,7 +108,8 @@ class SegmentEmitter:
             if of.shape != self.seg.base:
                 raise UnsupportedError("size", "a mean over a value that is not the kernel's base")
             dims = node.attrs["dims"]
-            expr = " * ".join(f"{shape_var}[{d}]" for d in dims) or "1"
+            rank = len(self.seg.base)
+            expr = " * ".join(f"{shape_var}[{d - rank}]" for d in dims) or "1"
             off = node.attrs.get("offset", 0.0)
             lines.append(f"{s} = float({expr})" + (f" - {literal(off)}" if off else ""))
         return lines
@@ -194,8 +205,8 @@ class PointwiseEmitter(SegmentEmitter):
         rank = len(self.seg.base)
         for g in used:
             dims = groups[g]
-            lines.append(f"size{g} = math.prod(shape[{dims[0]}:{dims[-1] + 1}])")
-            lines.append(f"inner{g} = math.prod(shape[{dims[-1] + 1}:{rank}])")
+            lines.append(f"size{g} = math.prod(shape[{span(dims[0], dims[-1] + 1, rank)}])")
+            lines.append(f"inner{g} = math.prod(shape[{span(dims[-1] + 1, rank, rank)}])")
         for t in bcast:
             have = [g for g in used if self.has_group(t, groups[g])]
             for i, g in enumerate(have):
@@ -533,8 +544,8 @@ class RowEmitter(SegmentEmitter):
         r, k = len(self.seg.base), len(self.seg.dims)
         lines = [f"{t} = {t}.contiguous()" for t in self.tensors]
         lines.append(f"shape = {base_t}.shape")
-        lines.append(f"N = math.prod(shape[{r - k}:])")
-        lines.append(f"M = math.prod(shape[:{r - k}])")
+        lines.append(f"N = math.prod(shape[{-k}:])")
+        lines.append(f"M = math.prod(shape[:{-k}])")
         lines.extend(self.size_lines("shape"))
         for o in self.seg.outputs:
             lines.append(f"{o} = torch.empty({self.out_shape(o)}, device={base_t}.device, "
@@ -569,8 +580,8 @@ class RowEmitter(SegmentEmitter):
         if self.roles[o] == "full":
             return "shape"
         if len(node.shape) == r:
-            return f"tuple(shape[:{r - k}]) + {(1,) * k!r}"
-        return f"tuple(shape[:{r - k}])"
+            return f"tuple(shape[:{-k}]) + {(1,) * k!r}"
+        return f"tuple(shape[:{-k}])"
 
 
 # -- full reductions -------------------------------------------------------------------------------
@@ -671,8 +682,8 @@ class FullEmitter(PointwiseEmitter):
         rank = len(self.seg.base)
         for g in used:
             dims = groups[g]
-            lines.append(f"size{g} = math.prod(shape[{dims[0]}:{dims[-1] + 1}])")
-            lines.append(f"inner{g} = math.prod(shape[{dims[-1] + 1}:{rank}])")
+            lines.append(f"size{g} = math.prod(shape[{span(dims[0], dims[-1] + 1, rank)}])")
+            lines.append(f"inner{g} = math.prod(shape[{span(dims[-1] + 1, rank, rank)}])")
         for t in bcast:
             have = [g for g in used if self.has_group(t, groups[g])]
             for i, g in enumerate(have):

@@ -157,6 +157,12 @@ class Planner:
         if not producers and node.kind == "reduce":
             # a reduction of a tensor in memory: share a pass with open reductions over the same rows
             producers = [s for s in reversed(self.segments) if not s.closed and s.kind != "pointwise"]
+        elif not producers and node.kind == "pointwise":
+            # elementwise work on tensors in memory that an open reduction kernel can do on the side:
+            # per-row values in a row kernel, or the input of a whole-tensor reduction
+            producers = [s for s in reversed(self.segments) if not s.closed and (
+                (s.kind == "row" and row_role(node.shape, s.base, s.dims) in ("perrow", "scalar"))
+                or (s.kind == "full" and node.shape == s.base and self.feeds_full_reduction(node, s)))]
         for seg in producers:
             others = {a for a in node.args if self.seg_of.get(a) not in (None, seg)}
             if self.absorbs(seg, node, others):
@@ -171,6 +177,14 @@ class Planner:
         for arg in node.args:
             self.materialize(arg)
         self.start(node)
+
+    def feeds_full_reduction(self, node: Node, seg: Segment) -> bool:
+        users = self.graph.users()[node.name]
+        return bool(users) and all(
+            (self.nodes[u].kind == "reduce" and self.nodes[u].attrs["dims"] == seg.dims)
+            or (self.nodes[u].kind == "pointwise" and self.nodes[u].shape == seg.base)
+            for u in users
+        )
 
     def materialize_args(self, node: Node, seg: Segment) -> None:
         for arg in node.args:

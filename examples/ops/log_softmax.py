@@ -1,0 +1,31 @@
+"""Log-softmax over the vocabulary dim (4096 x 32000 fp32 in and out, ~1 GB moved)."""
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+FOUNDRY_PRECISION = "fp32"
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return F.log_softmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(4096, 32000)]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_cpu_inputs():
+    return [torch.randn(5, 90)]
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(2, 17)]]
