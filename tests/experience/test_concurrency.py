@@ -28,8 +28,13 @@ def test_eight_writers_at_once_lose_nothing(tmp_path: Path) -> None:
     db, go = tmp_path / "lib.duckdb", tmp_path / "go"
     writers, per_writer = 8, 500
     procs = [
-        subprocess.Popen([sys.executable, str(WRITER), "write", str(db), f"w{i}", str(per_writer), "25", str(go)],
-                         env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        subprocess.Popen(
+            [sys.executable, str(WRITER), "write", str(db), f"w{i}", str(per_writer), "25", str(go)],
+            env=env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
         for i in range(writers)
     ]
     time.sleep(0.5)  # let every interpreter reach the start line

@@ -95,6 +95,11 @@ class Trigger(Frozen):
         names = ("bound", "failure", "spills", "max_pct_of_floor")
         return [n for n in names if getattr(self, n) not in ((), None)]
 
+    def specificity(self) -> int:
+        """How much a match says: one per condition, one per extra op or class that must all be present."""
+        extra = max(len(self.ops_all) - 1, 0) + max(len(self.classes_all) - 1, 0)
+        return len(self.signature_conditions()) + len(self.diagnosis_conditions()) + extra
+
     @property
     def needs_diagnosis(self) -> bool:
         return bool(self.diagnosis_conditions())

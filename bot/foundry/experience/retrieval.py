@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from foundry.core.protocols import Hint
 from foundry.core.records import Candidate, ExperienceNote
-from foundry.experience.hints import DiagnosisFacts, HintDef, Trigger, hint_score
+from foundry.experience.hints import DiagnosisFacts, HintDef, hint_score
 from foundry.experience.rows import CandidateRow
 from foundry.experience.signature import OpSignature, similarity
 
@@ -20,6 +20,7 @@ SPEEDUP_WEIGHT = 0.25  # per doubling of speedup over eager, capped at two doubl
 SAME_GPU_BONUS = 0.1
 SAME_DTYPE_BONUS = 0.05
 RETRIEVED_PREFIX = "lib-"
+DIAGNOSIS_WEIGHT = 1.5  # a hint answering the lineage's current diagnosis goes before general advice
 
 
 class Frozen(BaseModel):
@@ -160,9 +161,8 @@ class HintStats(Frozen):
 
     @property
     def score(self) -> float:
-        trigger: Trigger = self.definition.trigger
-        conditions = len(trigger.signature_conditions()) + len(trigger.diagnosis_conditions())
-        return hint_score(self.definition.prior, self.tries, self.successes, self.mean_speedup, conditions)
+        specificity = self.definition.trigger.specificity()
+        return hint_score(self.definition.prior, self.tries, self.successes, self.mean_speedup, specificity)
 
 
 def rank_hints(
@@ -174,15 +174,16 @@ def rank_hints(
     expert: str | None = None,
 ) -> tuple[RetrievedHint, ...]:
     """Hints whose trigger holds, best score first. With an expert, only hints for that role or for any."""
-    matched = []
+    matched: list[tuple[float, HintStats]] = []
     for stat in stats:
         d = stat.definition
         if expert is not None and d.context not in ("", expert):
             continue
         if not d.trigger.matches(signature, facts):
             continue
-        matched.append(stat)
-    matched.sort(key=lambda s: (-s.score, s.definition.id))
+        weight = DIAGNOSIS_WEIGHT if d.trigger.needs_diagnosis else 1.0
+        matched.append((stat.score * weight, stat))
+    matched.sort(key=lambda pair: (-pair[0], pair[1].definition.id))
     return tuple(
         RetrievedHint(
             hint=Hint(
@@ -193,11 +194,11 @@ def rank_hints(
             ),
             title=s.definition.title,
             context=s.definition.context,
-            score=round(s.score, 6),
+            score=round(score, 6),
             tries=s.tries,
             successes=s.successes,
             mean_speedup=s.mean_speedup,
             needs_diagnosis=s.definition.trigger.needs_diagnosis,
         )
-        for s in matched[:k]
+        for score, s in matched[:k]
     )
