@@ -48,6 +48,8 @@ class EvaluatorConfig:
     perturbation: float = 0.1  # relative noise added to the reference's parameters
     # Only tests of the isolation layer switch this off, to reach the child with code the guard refuses.
     static_guard: bool = True
+    # Without a GPU: compile launched kernels for sm_90 on the CPU (registers, spills, shared memory).
+    static_compile: bool = False
 
 
 @dataclass
@@ -179,6 +181,7 @@ class CandidateEvaluator:
             job = {
                 "device": self.device,
                 "gpu_memory_fraction": self.config.gpu_memory_fraction,
+                "static_compile": self.config.static_compile,
                 "timing": {
                     "trials": self.config.timing_trials,
                     "warmup": self.config.timing_warmup,
@@ -187,6 +190,7 @@ class CandidateEvaluator:
             }
             (jobdir / "job.json").write_text(json.dumps(job))
             judged: dict[str, Any] = {}
+            compiled = None
 
             def decide(message: dict[str, Any]) -> bool:
                 judged.update(self.judge(message, jobdir, refs))
@@ -199,6 +203,9 @@ class CandidateEvaluator:
                 env=self.env,
                 decide=decide,
             )
+            if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
+                assert correctness is not None
+                compiled = self.compile_statically(jobdir, correctness.get("launch_signatures", {}))
         finally:
             if not self.config.keep_jobs:
                 shutil.rmtree(jobdir, ignore_errors=True)
@@ -219,6 +226,21 @@ class CandidateEvaluator:
                 launches=judged["launches"],
                 library=judged["library"],
             )
+        if compiled is not None:
+            facts, compile_failure, compile_warnings = compiled
+            warnings = warnings + compile_warnings
+            if compile_failure is not None:
+                return self.verdict(
+                    candidate,
+                    [compile_failure],
+                    warnings,
+                    started,
+                    checks=checks,
+                    facts=facts,
+                    launches=judged["launches"],
+                    library=judged["library"],
+                )
+            checks = checks + ["compiles for sm_90 (static)"]
         timing, timing_failure, facts = self.timing(timing_msg, outcome, trials, model, facts)
         if timing_failure is not None:
             return self.verdict(
@@ -435,6 +457,66 @@ class CandidateEvaluator:
             message=f"the candidate's process exited with code {rc} before reporting",
             evidence=tail,
         )
+
+    def compile_statically(
+        self, jobdir: Path, signatures: dict[str, Any]
+    ) -> tuple[list[KernelFacts], Diagnosis | None, list[Diagnosis]]:
+        """Compile the launched kernels for sm_90 in another isolated child (no interpreter there)."""
+        from foundry.evaluate.isolation import Child
+        from foundry.evaluate.static_compile import MAX_SHARED_BYTES
+
+        (jobdir / "signatures.json").write_text(json.dumps(signatures))
+        env = {k: v for k, v in self.env.items() if k != "TRITON_INTERPRET"}
+        child = Child(
+            jobdir,
+            timeout_s=self.timeout_s,
+            memory_mb=self.config.memory_mb,
+            env=env,
+            module="foundry.evaluate.static_compile",
+        )
+        message = child.wait_message("compile")
+        outcome = child.finish()
+        if message is None or message.get("error"):
+            diag = self.child_failure(message, outcome)
+            return [], diag.model_copy(update={"stage": Stage.COMPILE}), []
+        facts: list[KernelFacts] = []
+        warnings: list[Diagnosis] = []
+        failure: Diagnosis | None = None
+        for raw in message["kernels"]:
+            error = raw.pop("error", None)
+            facts.append(KernelFacts(**raw))
+            if error and failure is None:
+                failure = Diagnosis(
+                    stage=Stage.COMPILE,
+                    kind=FailureKind.COMPILE_ERROR,
+                    rule="sm90_compile",
+                    message=f"kernel {raw['name']} runs under the interpreter but does not compile for sm_90: {error}"[
+                        :600
+                    ],
+                    evidence=error,
+                )
+            shared = raw.get("shared_bytes") or 0
+            if shared > MAX_SHARED_BYTES and failure is None:
+                failure = Diagnosis(
+                    stage=Stage.COMPILE,
+                    kind=FailureKind.RESOURCE_LIMIT,
+                    rule="shared_memory",
+                    message=f"kernel {raw['name']} needs {shared} bytes of shared memory; "
+                    f"sm_90 allows {MAX_SHARED_BYTES}",
+                    metrics={"shared_bytes": shared},
+                )
+            if raw.get("spills"):
+                warnings.append(
+                    Diagnosis(
+                        stage=Stage.COMPILE,
+                        kind=FailureKind.RESOURCE_LIMIT,
+                        rule="spills",
+                        message=f"kernel {raw['name']} spills {raw['spills']} bytes to local "
+                        f"memory ({raw.get('registers')} registers)",
+                        metrics={"spills": raw["spills"], "registers": raw.get("registers") or 0},
+                    )
+                )
+        return facts, failure, warnings
 
     def probe_warnings(self) -> list[Diagnosis]:
         return [

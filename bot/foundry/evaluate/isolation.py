@@ -61,7 +61,15 @@ class ChildOutcome:
 class Child:
     """One running worker. Messages are read on a thread; `decide` answers the go/stop question."""
 
-    def __init__(self, jobdir: Path, *, timeout_s: float, memory_mb: int | None, env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        jobdir: Path,
+        *,
+        timeout_s: float,
+        memory_mb: int | None,
+        env: dict[str, str],
+        module: str = "foundry.evaluate.worker",
+    ) -> None:
         self.jobdir = jobdir
         self.timeout_s = timeout_s
         result_r, result_w = os.pipe()
@@ -75,7 +83,7 @@ class Child:
                 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "foundry.evaluate.worker", str(jobdir), str(result_w), str(control_r)],
+            [sys.executable, "-m", module, str(jobdir), str(result_w), str(control_r)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -20,6 +20,7 @@ class LaunchRecorder:
         self.launches: collections.Counter[str] = collections.Counter()
         self.compiled: dict[str, Any] = {}
         self.signatures: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self.functions: dict[str, Any] = {}
         self.depth = 0
         self.installed: list[tuple[type, Any]] = []
 
@@ -52,6 +53,7 @@ class LaunchRecorder:
                 recorder.launches[name] += 1
                 if name not in recorder.signatures:
                     recorder.signatures[name] = (describe_args(args), describe_kwargs(kwargs))
+                    recorder.functions[name] = fn_self
                 if result is not None and hasattr(result, "metadata"):
                     recorder.compiled[name] = result
             return result

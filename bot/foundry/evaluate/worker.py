@@ -55,9 +55,11 @@ def classify(exc: BaseException, candidate_path: str) -> dict[str, Any]:
         kind = "early_exit"
     elif isinstance(exc, MemoryError) or any(m in lowered for m in OOM_MARKERS):
         kind = "oom"
+    elif type(exc).__name__ == "OutOfResources":
+        kind = "resource_limit"
     elif any(m in lowered for m in CRASH_MARKERS):
         kind = "crash"
-    elif type(exc).__name__ in {"CompilationError", "CompileTimeAssertionFailure", "OutOfResources"}:
+    elif type(exc).__name__ in {"CompilationError", "CompileTimeAssertionFailure", "InterpreterError"}:
         kind = "compile_error"
         line = triton_error_line(exc, candidate_path) or line
     elif isinstance(exc, SyntaxError):
@@ -223,7 +225,15 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
         if not guarded_call("rewrite", j, first):
             return
     torch.save(outputs, jobdir / "outputs.pt")
-    channel.send({"phase": "correctness", "error": None, "calls": calls, "kernels": kernel_facts(recorder)})
+    channel.send(
+        {
+            "phase": "correctness",
+            "error": None,
+            "calls": calls,
+            "kernels": kernel_facts(recorder),
+            "launch_signatures": {name: [list(a), k] for name, (a, k) in recorder.signatures.items()},
+        }
+    )
 
     if channel.receive() != "time":
         return

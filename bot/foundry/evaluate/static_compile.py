@@ -1,0 +1,141 @@
+"""Compile a candidate's kernels for an NVIDIA target on a machine without a GPU.
+
+The worker's launch recorder knows each kernel's name and the arguments it was launched with. This
+module runs as its own isolated child (`python -m foundry.evaluate.static_compile JOBDIR FD`), without
+TRITON_INTERPRET (under the interpreter Triton's standard library is interpreted and cannot be
+compiled): it imports the candidate, and `triton.compile` with a GPUTarget turns each launched kernel
+into PTX and a cubin; Triton's bundled cuobjdump reads registers, stack (spills) and shared memory.
+These facts diagnose resource problems and feed the static cost model without spending GPU time.
+Imports only stdlib and triton (and torch through the candidate)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sys
+from pathlib import Path
+import subprocess
+import tempfile
+from typing import Any
+
+TARGET = ("cuda", 90, 32)  # sm_90 (H100/H200), warp size 32
+MAX_SHARED_BYTES = 232448  # per block on sm_90
+DTYPES = {
+    "torch.float32": "*fp32",
+    "torch.float16": "*fp16",
+    "torch.bfloat16": "*bf16",
+    "torch.float64": "*fp64",
+    "torch.int32": "*i32",
+    "torch.int64": "*i64",
+    "torch.int16": "*i16",
+    "torch.int8": "*i8",
+    "torch.uint8": "*u8",
+    "torch.bool": "*i1",
+}
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+RESOURCE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
+
+
+def scalar_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        return "i32" if -(2**31) <= value < 2**31 else "i64"
+    if isinstance(value, float):
+        return "fp32"
+    raise TypeError(f"cannot type argument {value!r}")
+
+
+def compile_facts(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Facts of fn compiled for sm_90 with the recorded launch arguments (tensors as 'tensor:<dtype>')."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import JITFunction
+
+    py_fn = getattr(fn, "fn", fn)
+    jit = JITFunction(py_fn)
+    options = {k: kwargs[k] for k in LAUNCH_OPTIONS if k in kwargs}
+    values = dict(zip([p.name for p in jit.params], args, strict=False))
+    values.update({k: v for k, v in kwargs.items() if k not in LAUNCH_OPTIONS})
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    for param in jit.params:
+        value = values.get(param.name, param.default if param.has_default else None)
+        if param.is_constexpr:
+            signature[param.name] = "constexpr"
+            constexprs[param.name] = value
+        elif isinstance(value, str) and value.startswith("tensor:"):
+            signature[param.name] = DTYPES.get(value[7:], "*fp32")
+        elif value is None:
+            signature[param.name] = "constexpr"
+            constexprs[param.name] = None
+        else:
+            signature[param.name] = scalar_type(value)
+    compiled = triton.compile(ASTSource(jit, signature, constexprs), target=GPUTarget(*TARGET), options=options)
+    facts = {
+        "name": py_fn.__name__,
+        "shared_bytes": int(compiled.metadata.shared),
+        "num_warps": int(compiled.metadata.num_warps),
+        "num_stages": int(compiled.metadata.num_stages),
+        "target": "sm_90 (static compile)",
+        "registers": None,
+        "spills": None,
+    }
+    facts.update(resource_usage(compiled.asm.get("cubin")))
+    return facts
+
+
+def resource_usage(cubin: bytes | None) -> dict[str, int]:
+    if not cubin:
+        return {}
+    import triton
+
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    if not os.path.exists(tool):
+        return {}
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as handle:
+        handle.write(cubin)
+        handle.flush()
+        result = subprocess.run(
+            [tool, "--dump-resource-usage", handle.name], capture_output=True, text=True, timeout=60, check=False
+        )
+    match = RESOURCE.search(result.stdout)
+    if not match:
+        return {}
+    regs, stack, _shared, local = (int(g) for g in match.groups())
+    return {"registers": regs, "spills": stack + local}
+
+
+def main() -> None:
+    jobdir = Path(sys.argv[1])
+    out = os.fdopen(int(sys.argv[2]), "wb", buffering=0)
+    signatures = json.loads((jobdir / "signatures.json").read_text())
+    facts: list[dict[str, Any]] = []
+    spec = importlib.util.spec_from_file_location("foundry_candidate", jobdir / "candidate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, (args, kwargs) in signatures.items():
+        fn = getattr(module, name, None)
+        if fn is None:
+            facts.append({"name": name, "target": "sm_90 (static compile: kernel not found at module level)"})
+            continue
+        try:
+            facts.append(compile_facts(fn, tuple(args), kwargs))
+        except Exception as exc:  # the GPU compiler refusing a kernel is a fact about the candidate
+            message = str(exc).strip().splitlines()
+            facts.append(
+                {
+                    "name": name,
+                    "target": "sm_90 (static compile failed)",
+                    "error": f"{type(exc).__name__}: {' | '.join(message[-6:])}"[:800],
+                }
+            )
+    out.write((json.dumps({"phase": "compile", "error": None, "kernels": facts}) + "\n").encode())
+
+
+if __name__ == "__main__":
+    main()
