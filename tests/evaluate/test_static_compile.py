@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-
 from foundry.core.records import Candidate, FailureKind, Stage
 from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
 from foundry.spec.loader import load_operator

@@ -14,10 +14,10 @@ import importlib.util
 import json
 import os
 import re
-import sys
-from pathlib import Path
 import subprocess
+import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 TARGET = ("cuda", 90, 32)  # sm_90 (H100/H200), warp size 32
