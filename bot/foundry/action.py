@@ -15,13 +15,16 @@ $GITHUB_OUTPUT.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import logging
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -274,8 +277,6 @@ def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[
                 status_marker(target.comment_id),
                 running_body([p.ref for p in planned], run_url=env.run_url),
             )
-    elif problem:
-        write_summary(env, summary_markdown([], [], problem=problem))
     return (target if planned else None), planned, problem or result.reason
 
 
@@ -312,26 +313,48 @@ def optimize(
     planned, skipped, note, _ = _operators(env, target)
     done: list[PlannedOperator] = []
     reports: list[RunReport] = []
-    for i, op in enumerate(planned):
-        if progress is not None:
-            progress([p.ref for p in planned], i)
-        out_dir = artifacts / op.slug
-        code = parts.optimizer(env, op, out_dir)
-        error = ""
-        report = _read_report(out_dir) if code in (0, 1) else None
-        if isinstance(report, str):
-            error, report = report, None
-        elif code not in (0, 1):
-            error = f"foundry optimize exited with {code}; see {op.slug}/optimize.log"
-        if report is not None:
-            reports.append(report)
-        done.append(op.model_copy(update={"exit_code": code, "error": error}))
+    with _source_tree(env, target.head) as tree:
+        for i, op in enumerate(planned):
+            if progress is not None:
+                progress([p.ref for p in planned], i)
+            out_dir = artifacts / op.slug
+            code = parts.optimizer(dataclasses.replace(env, workspace=tree), op, out_dir)
+            done.append(_collect(op, code, out_dir, reports))
     plan = Plan(target=target, note=note, operators=tuple(done), skipped=tuple(skipped))
     (artifacts / PLAN_FILE).write_text(plan.model_dump_json(indent=2))
     if summary:
         write_summary(env, summary_markdown([], reports, problem="; ".join(o.error for o in done if o.error)))
     write_outputs(env, {"run": "true" if done else "false", "operators": json.dumps([o.ref for o in done])})
     return 0
+
+
+def _collect(op: PlannedOperator, code: int, out_dir: Path, reports: list[RunReport]) -> PlannedOperator:
+    error = ""
+    report = _read_report(out_dir) if code in (0, 1) else None
+    if isinstance(report, str):
+        error, report = report, None
+    elif code not in (0, 1):
+        error = f"foundry optimize exited with {code}; see {op.slug}/optimize.log"
+    if report is not None:
+        reports.append(report)
+    return op.model_copy(update={"exit_code": code, "error": error})
+
+
+@contextlib.contextmanager
+def _source_tree(env: ActionEnv, head: str) -> Iterator[Path]:
+    """The workspace when it is checked out at head; otherwise a temporary detached worktree at head
+    (single-job runs on a pull request comment, where the checkout is the default branch)."""
+    git = GitRepo(env.workspace)
+    if git.commit("HEAD") == git.commit(head):
+        yield env.workspace
+        return
+    with tempfile.TemporaryDirectory(prefix="foundry-tree-") as tmp:
+        tree = Path(tmp) / "tree"
+        git.run("worktree", "add", "--quiet", "--detach", str(tree), head)
+        try:
+            yield tree
+        finally:
+            git.run("worktree", "remove", "--force", str(tree))
 
 
 def _read_report(out_dir: Path) -> RunReport | str:
@@ -472,6 +495,7 @@ def run_all(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> in
     target, planned, reason = _triage(env, api)
     if target is None:
         write_outputs(env, {"run": "false", "reason": reason, "pr-number": "", "pr-url": "", "best-speedup": ""})
+        write_summary(env, f"# Kernel Foundry\n\nNothing to do: {reason}.")
         return 0
 
     def progress(refs: list[str], done: int) -> None:
