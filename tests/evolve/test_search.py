@@ -13,7 +13,7 @@ from evolve_doubles import (
     RaisingWriter,
     genes_of,
 )
-from foundry.core.records import FailureKind, Verdict
+from foundry.core.records import Diagnosis, FailureKind, Stage, Verdict
 from foundry.evolve import Budget, BudgetTracker, LocalExecutor, Optimizer, SearchConfig, load_experts
 
 
@@ -226,3 +226,35 @@ def test_one_timing_worker_per_gpu():
     opt.run()
     assert all(g.max_active == 1 for g in gpus)
     assert all(g.calls for g in gpus)
+
+
+class UnsupportedOperator(Exception):
+    """Shaped like the template writer's: it carries the writer's diagnosis."""
+
+    def __init__(self) -> None:
+        super().__init__("aten.fft_rfft: no template")
+        self.diagnosis = Diagnosis(stage=Stage.WRITER, kind=FailureKind.UNSUPPORTED, message="fft_rfft: no template")
+
+
+class UnsupportedWriter:
+    name = "unsupported"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def propose(self, request):
+        self.calls += 1
+        raise UnsupportedOperator()
+
+
+def test_a_writer_that_cannot_express_the_operator_is_retired():
+    lone = UnsupportedWriter()
+    result = optimizer([lone], GeneEvaluator(), budget=Budget(candidates=20), seed=1).run()
+    assert lone.calls == 1 and result.evaluated == 1
+    assert result.entries[0].verdict.failure.message == "fft_rfft: no template"
+    assert result.failures == {"unsupported": 1}
+    assert "no writer can express this operator: unsupported: fft_rfft: no template" in result.stop_reason
+    # with another writer beside it, the search goes on without it
+    other = UnsupportedWriter()
+    mixed = optimizer([other, GeneWriter()], GeneEvaluator(), budget=Budget(candidates=12), seed=1).run()
+    assert other.calls == 1 and mixed.evaluated == 12 and mixed.verified

@@ -122,7 +122,7 @@ def build_writers(
     if name in ("template", "all"):
         from foundry.writers.template import TemplateWriter
 
-        writers.append(TemplateWriter(loaded))
+        writers.append(TemplateWriter())
     if name in ("llm", "all"):
         from foundry.writers.llm import LLMConfig, LLMWriter
 

@@ -191,6 +191,8 @@ class Optimizer:
         self.past: tuple[Candidate, ...] = ()
         self.seeded: list[str] = []
         self.generation = 0
+        self.retired: dict[str, str] = {}  # writer name → why it cannot express this operator
+        self.writer_diagnoses: dict[str, Diagnosis] = {}  # failed proposal id → the writer's diagnosis
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -211,6 +213,8 @@ class Optimizer:
             reason = self.tracker.exhausted()
             if reason:
                 return reason
+            if not self.active_writers():
+                return "no writer can express this operator: " + "; ".join(self.retired.values())
             fresh = self._generation(self.generation)
             barren = 0 if fresh else barren + 1
             self._after_generation(self.generation)
@@ -237,19 +241,29 @@ class Optimizer:
         to_evaluate = [c for _, c, _ in fresh if c.source.strip()]
         verdicts = dict(zip((c.id for c in to_evaluate), self.executor.evaluate_all(to_evaluate), strict=True))
         for island, candidate, parent in fresh:
-            verdict = verdicts.get(candidate.id) or writer_failure_verdict(
-                candidate, failure_kind_of(candidate), candidate.notes
-            )
+            verdict = verdicts.get(candidate.id) or self._writer_failure(candidate)
             origin = parent.origin if parent else f"writer:{candidate.writer}"
             self._record(island, candidate, verdict, origin, generation)
         return len(fresh)
+
+    def active_writers(self) -> list[Writer]:
+        return [w for w in self.writers if w.name not in self.retired]
+
+    def _writer_failure(self, candidate: Candidate) -> Verdict:
+        diagnosis = self.writer_diagnoses.get(candidate.id)
+        if diagnosis is not None:
+            return Verdict(candidate_id=candidate.id, verified=False, policy="", device="", diagnoses=(diagnosis,))
+        return writer_failure_verdict(candidate, failure_kind_of(candidate), candidate.notes)
 
     def _propose(self, generation: int) -> list[tuple[int, Candidate, Member | None]]:
         per_island = self.config.children_per_island()
         batches: list[list[tuple[int, Candidate, Member | None]]] = []
         for island in self.islands:
+            writers = self.active_writers()
+            if not writers:
+                break
             parent = island.select_parent(self.rngs[island.index])
-            writer = self.writers[(island.index + generation) % len(self.writers)]
+            writer = writers[(island.index + generation) % len(writers)]
             request = ProposalRequest(
                 spec=self.spec,
                 operator_source=self.operator_source,
@@ -266,7 +280,10 @@ class Optimizer:
             children = self._ask(writer, request)[:per_island]
             batch = []
             for child in children:
-                batch.append((island.index, self._normalize(child, writer, island, generation, parent), parent))
+                normal = self._normalize(child, writer, island, generation, parent)
+                if child.id in self.writer_diagnoses and normal.id != child.id:
+                    self.writer_diagnoses[normal.id] = self.writer_diagnoses.pop(child.id)
+                batch.append((island.index, normal, parent))
             batches.append(batch)
         # Interleave islands so a budget cut in the middle of a generation is fair to all of them.
         ordered = []
@@ -283,15 +300,21 @@ class Optimizer:
             log.warning("writer %s raised %s: %s", writer.name, type(exc).__name__, exc)
             unsupported = isinstance(exc, NotImplementedError) or type(exc).__name__.startswith("Unsupported")
             kind = FailureKind.UNSUPPORTED if unsupported else FailureKind.WRITER_ERROR
-            return [
-                Candidate(
-                    id=f"{writer.name}-i{request.island}-g{request.generation}-error",
-                    source="",
-                    writer=writer.name,
-                    genes={FAILURE_KIND_GENE: str(kind)},
-                    notes=f"writer {writer.name} raised {type(exc).__name__}: {exc}",
-                )
-            ]
+            failed = Candidate(
+                id=f"{writer.name}-i{request.island}-g{request.generation}-error",
+                source="",
+                writer=writer.name,
+                genes={FAILURE_KIND_GENE: str(kind)},
+                notes=f"writer {writer.name} raised {type(exc).__name__}: {exc}",
+            )
+            carried = getattr(exc, "diagnosis", None)
+            if isinstance(carried, Diagnosis):
+                self.writer_diagnoses[failed.id] = carried
+            if unsupported:  # it will not learn the operator by being asked again
+                reason = carried.message if isinstance(carried, Diagnosis) else str(exc)
+                self.retired[writer.name] = f"{writer.name}: {reason}"
+                self.progress.message(f"writer {writer.name} cannot express this operator: {reason}")
+            return [failed]
 
     def _normalize(
         self, child: Candidate, writer: Writer, island: Island, generation: int, parent: Member | None

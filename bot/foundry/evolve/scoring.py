@@ -66,7 +66,8 @@ def static_cost(candidate: Candidate, verdict: Verdict) -> float:
         if kernel.shared_bytes and kernel.shared_bytes > SHARED_SOFT_LIMIT:
             cost += SHARED_PENALTY
     for name, value in candidate.genes.items():
-        if name.upper().startswith("BLOCK") and isinstance(value, int) and not isinstance(value, bool):
+        short = name.rsplit(".", 1)[-1]  # genes may be namespaced by kernel kind: row.BLOCK_N
+        if short.upper().startswith("BLOCK") and isinstance(value, int) and not isinstance(value, bool):
             if 0 < value < SMALL_BLOCK:
                 cost += SMALL_BLOCK_PENALTY * (SMALL_BLOCK - value)
     return cost
