@@ -24,12 +24,13 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": pythonpath}
 
 
+@pytest.mark.slow
 def test_eight_writers_at_once_lose_nothing(tmp_path: Path) -> None:
     db, go = tmp_path / "lib.duckdb", tmp_path / "go"
     writers, per_writer = 8, 500
     procs = [
         subprocess.Popen(
-            [sys.executable, str(WRITER), "write", str(db), f"w{i}", str(per_writer), "25", str(go)],
+            [sys.executable, str(WRITER), "write", str(db), f"w{i}", str(per_writer), "50", str(go)],
             env=env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

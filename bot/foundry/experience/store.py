@@ -227,8 +227,9 @@ class ExperienceStore:
         self, con: duckdb.DuckDBPyConnection, hints: Iterable[HintDef], *, origin: str, replace_changed: bool
     ) -> tuple[int, int]:
         existing = dict(con.execute("SELECT hint_id, content_hash FROM hints").fetchall())
-        added = updated = 0
+        updated = 0
         stamp = now()
+        new: list[HintRow] = []
         for hint in hints:
             digest = hint.content_hash()
             if hint.id not in existing:
@@ -238,8 +239,7 @@ class ExperienceStore:
                     genes=json.dumps(hint.genes, sort_keys=True), prior=hint.prior, content_hash=digest,
                     created_at=stamp, updated_at=stamp,
                 )  # fmt: skip
-                con.execute(insert_sql("hints"), values(row))
-                added += 1
+                new.append(row)
             elif replace_changed and existing[hint.id] != digest:
                 con.execute(
                     "UPDATE hints SET title = ?, context = ?, trigger = ?, suggestion = ?, genes = ?, prior = ?, "
@@ -249,7 +249,8 @@ class ExperienceStore:
                      hint.id, origin],
                 )  # fmt: skip
                 updated += 1
-        return added, updated
+        write_batch(con, "hints", new)
+        return len(new), updated
 
     def hint_stats(self) -> list[HintStats]:
         return self.db.run(self._hint_stats)
