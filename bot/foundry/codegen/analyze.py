@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -14,7 +14,7 @@ from torch import nn
 
 from foundry.codegen.capture import capture
 from foundry.codegen.ir import Graph, UnsupportedError
-from foundry.codegen.plan import Segment, plan
+from foundry.codegen.plan import PlanOptions, Segment, plan
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,10 @@ class Analysis:
     const_exprs: dict[str, str] = field(default_factory=dict)  # const node → forward expression
     view_exprs: dict[str, str] = field(default_factory=dict)  # hostview node → expression of `{src}`
     stored_args: list[str] = field(default_factory=list)  # constructor args kept on self
+
+    def replan(self, options: PlanOptions) -> Analysis:
+        """The same analysis with other fusion boundaries."""
+        return replace(self, segments=plan(self.graph, options))
 
     def summary(self) -> str:
         kinds = [s.kind for s in self.segments]

@@ -79,8 +79,17 @@ def split_kind(base: tuple[int, ...], dims: tuple[int, ...]) -> str:
     raise UnsupportedError("reduction", f"dims {list(dims)} of a rank-{r} tensor are not contiguous")
 
 
+@dataclass(frozen=True)
+class PlanOptions:
+    """Fusion boundaries the search may move."""
+
+    fuse_epilogue: bool = True  # elementwise ops after a matmul run in its epilogue
+    merge_reductions: bool = True  # reductions of the same tensor share one pass / kernel
+
+
 class Planner:
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, options: PlanOptions | None = None) -> None:
+        self.options = options or PlanOptions()
         self.graph = graph
         self.nodes = graph.nodes
         self.segments: list[Segment] = []
@@ -154,10 +163,10 @@ class Planner:
 
     def place(self, node: Node) -> None:
         producers = sorted(self.open_producers(node), key=lambda s: -numel(s.base))
-        if not producers and node.kind == "reduce":
+        if not producers and node.kind == "reduce" and self.options.merge_reductions:
             # a reduction of a tensor in memory: share a pass with open reductions over the same rows
             producers = [s for s in reversed(self.segments) if not s.closed and s.kind != "pointwise"]
-        elif not producers and node.kind == "pointwise":
+        elif not producers and node.kind == "pointwise" and self.options.merge_reductions:
             # elementwise work on tensors in memory that an open reduction kernel can do on the side:
             # per-row values in a row kernel, or the input of a whole-tensor reduction
             producers = [s for s in reversed(self.segments) if not s.closed and (
@@ -265,7 +274,7 @@ class Planner:
                     for a in node.args) else False
             return False
         if seg.kind == "matmul":
-            return node.kind == "pointwise" and node.shape == seg.base and all(
+            return self.options.fuse_epilogue and node.kind == "pointwise" and node.shape == seg.base and all(
                 self.in_segment(seg, a) or self.is_scalar(a) or
                 (self.nodes[a].name in self.materialized and broadcastable(self.nodes[a].shape, seg.base))
                 for a in node.args)
@@ -327,6 +336,6 @@ def prune(graph: Graph) -> None:
         del graph.nodes[name]
 
 
-def plan(graph: Graph) -> list[Segment]:
+def plan(graph: Graph, options: PlanOptions | None = None) -> list[Segment]:
     prune(graph)
-    return Planner(graph).plan()
+    return Planner(graph, options).plan()

@@ -1,0 +1,122 @@
+"""The genes of template candidates: what each kernel kind lets the search choose, defaults chosen
+for an H200-class GPU, and repairs that keep a gene set inside hardware limits.
+
+Gene names are namespaced by kernel kind ("row.BLOCK_N", "matmul.precision"); "plan.*" genes move
+fusion boundaries. A candidate carries only the genes of the kernel kinds its plan uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Gene = int | float | str | bool
+
+SPACE: dict[str, tuple[Gene, ...]] = {
+    "plan.fuse_epilogue": (True, False),
+    "plan.merge_reductions": (True, False),
+    "pointwise.BLOCK_SIZE": (256, 512, 1024, 2048, 4096, 8192),
+    "pointwise.num_warps": (1, 2, 4, 8, 16),
+    "row.BLOCK_M": (1, 2, 4, 8, 16),
+    "row.BLOCK_N": (256, 512, 1024, 2048, 4096, 8192),
+    "row.max_single_n": (0, 1024, 2048, 4096, 8192, 16384, 32768),
+    "row.num_warps": (1, 2, 4, 8, 16, 32),
+    "row.online_reduction": (True, False),
+    "col.BLOCK_R": (4, 8, 16, 32, 64),
+    "col.BLOCK_I": (16, 32, 64, 128, 256),
+    "col.num_warps": (1, 2, 4, 8, 16),
+    "full.BLOCK_SIZE": (512, 1024, 2048, 4096, 8192),
+    "full.partials": (132, 264, 528, 1056, 2112),
+    "full.num_warps": (2, 4, 8, 16),
+    "matmul.BLOCK_M": (16, 32, 64, 128, 256),
+    "matmul.BLOCK_N": (16, 32, 64, 128, 256),
+    "matmul.BLOCK_K": (16, 32, 64, 128),
+    "matmul.GROUP_M": (1, 4, 8, 16),
+    "matmul.num_warps": (2, 4, 8),
+    "matmul.num_stages": (1, 2, 3, 4, 5),
+    "matmul.precision": ("ieee", "tf32x3", "split3", "tf32"),
+}
+
+# Starting points: 16-byte accesses per thread for memory-bound kernels, whole rows in registers up
+# to 16K fp32 elements, 128x128x32 matmul tiles with 3 stages (fits 227 KB shared memory in fp32).
+DEFAULTS: dict[str, Gene] = {
+    "plan.fuse_epilogue": True,
+    "plan.merge_reductions": True,
+    "pointwise.BLOCK_SIZE": 1024,
+    "pointwise.num_warps": 4,
+    "row.BLOCK_M": 1,
+    "row.BLOCK_N": 2048,
+    "row.max_single_n": 16384,
+    "row.num_warps": 8,
+    "row.online_reduction": True,
+    "col.BLOCK_R": 32,
+    "col.BLOCK_I": 128,
+    "col.num_warps": 4,
+    "full.BLOCK_SIZE": 2048,
+    "full.partials": 1056,
+    "full.num_warps": 8,
+    "matmul.BLOCK_M": 128,
+    "matmul.BLOCK_N": 128,
+    "matmul.BLOCK_K": 32,
+    "matmul.GROUP_M": 8,
+    "matmul.num_warps": 8,
+    "matmul.num_stages": 3,
+    "matmul.precision": "ieee",  # exact; the search tries tf32x3/split3 (tensor cores, ~fp32 error)
+}
+
+SHARED_MEMORY_BYTES = 227 * 1024  # H100/H200 per-block opt-in limit
+MAX_TILE_ELEMENTS = 65536  # per program, fp32 values live at once in registers (row/col kernels)
+
+
+def relevant(kinds: set[str]) -> list[str]:
+    """Gene names that matter for a plan using these kernel kinds."""
+    names = [n for n in SPACE if n.split(".")[0] in kinds]
+    if "matmul" in kinds:
+        names.append("plan.fuse_epilogue")
+    if kinds & {"row", "col", "full"}:
+        names.append("plan.merge_reductions")
+    return names
+
+
+def defaults(kinds: set[str]) -> dict[str, Gene]:
+    return {n: DEFAULTS[n] for n in relevant(kinds)}
+
+
+def allowed(name: str, precision_class: str) -> tuple[Gene, ...]:
+    values = SPACE[name]
+    if name == "matmul.precision" and precision_class not in ("tf32", "fp16", "bf16"):
+        values = tuple(v for v in values if v != "tf32")
+    return values
+
+
+def step(name: str, value: Gene, direction: int, precision_class: str = "fp32") -> Gene:
+    """The neighbouring value of a gene (direction +1 / -1), clamped to its range."""
+    values = allowed(name, precision_class)
+    if value not in values:
+        return DEFAULTS[name]
+    i = values.index(value)
+    return values[max(0, min(len(values) - 1, i + direction))]
+
+
+def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
+    """Clamp a gene set to what compiles without spilling on the target (tile budgets, smem)."""
+    g = dict(genes)
+    if "row.BLOCK_M" in g:
+        while g["row.BLOCK_M"] > 1 and g["row.BLOCK_M"] * g["row.BLOCK_N"] > MAX_TILE_ELEMENTS // 4:
+            g["row.BLOCK_M"] //= 2
+        while g["row.BLOCK_M"] > 1 and g["row.BLOCK_M"] * max(g["row.max_single_n"], 1) > MAX_TILE_ELEMENTS:
+            g["row.BLOCK_M"] //= 2
+    if "col.BLOCK_R" in g:
+        while g["col.BLOCK_R"] > 4 and g["col.BLOCK_R"] * g["col.BLOCK_I"] > MAX_TILE_ELEMENTS // 8:
+            g["col.BLOCK_R"] //= 2
+    if "matmul.BLOCK_M" in g:
+        def smem() -> int:
+            tile = (g["matmul.BLOCK_M"] + g["matmul.BLOCK_N"]) * g["matmul.BLOCK_K"] * element_bytes
+            return tile * max(1, g["matmul.num_stages"])
+
+        while smem() > SHARED_MEMORY_BYTES and g["matmul.num_stages"] > 1:
+            g["matmul.num_stages"] -= 1
+        while smem() > SHARED_MEMORY_BYTES and g["matmul.BLOCK_K"] > 16:
+            g["matmul.BLOCK_K"] //= 2
+        if g["matmul.BLOCK_M"] * g["matmul.BLOCK_N"] >= 256 * 128 and g["matmul.num_warps"] < 8:
+            g["matmul.num_warps"] = 8  # accumulator registers: 32K fp32 over fewer warps spills
+    return g

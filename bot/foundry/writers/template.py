@@ -1,0 +1,317 @@
+"""The template writer: Triton candidates from templates, no LLM and no network.
+
+Public API
+----------
+``TemplateWriter(rules_dir=None, loader=load_operator)``
+    ``name = "template"``. Deterministic: the same request (seed, island, generation, parent) gives
+    the same candidates.
+``TemplateWriter.propose(request: ProposalRequest) -> list[Candidate]``
+    ``request.count`` candidates (fewer if the gene space runs out), each a self-contained module with
+    ``ModelNew``. Without a parent: the default genes, then the hints' genes as warm starts, then
+    seeded mutations (the expert's preferred genes first). With a parent: its diagnosis drives the
+    mutation through rules/refinement.yaml; a verified parent is also crossed with past template
+    kernels. Raises ``UnsupportedOperator`` (with ``.diagnosis``: stage writer, kind unsupported,
+    naming the aten op and why) when the operator has an op no template expresses.
+``TemplateWriter.render(spec, genes) -> str``
+    The source for an explicit gene set (missing genes take their defaults).
+``TemplateWriter.check(spec) -> Diagnosis | None``
+    None when the operator is supported, else the unsupported diagnosis.
+``Candidate.genes`` keys are namespaced by kernel kind: ``row.BLOCK_N``, ``matmul.precision``, … (see
+``foundry.codegen.genes.SPACE``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from foundry.codegen import genes as G
+from foundry.codegen.analyze import Analysis, analyze
+from foundry.codegen.ir import UnsupportedError
+from foundry.codegen.plan import PlanOptions
+from foundry.codegen.render import render
+from foundry.core.protocols import ProposalRequest
+from foundry.core.records import Candidate, Diagnosis, FailureKind, OperatorSpec, Stage, Verdict
+from foundry.rules.loader import RulesError, rules_dir
+from foundry.spec.loader import LoadedOperator, load_operator
+
+log = logging.getLogger(__name__)
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Condition(Frozen):
+    kind: str | None = None
+    rule: str | None = None
+    message: str | None = None
+    verified: bool | None = None
+    spills: bool | None = None
+    bound: str | None = None
+    below_pct: float | None = None
+    has_gene: str | None = None
+
+
+class Action(Frozen):
+    gene: str
+    op: Literal["up", "down", "set", "default"]
+    value: int | float | str | bool | None = None
+
+
+class RefinementRule(Frozen):
+    name: str
+    when: Condition
+    actions: tuple[Action, ...]
+
+
+class RefinementTable(Frozen):
+    rules: tuple[RefinementRule, ...]
+    expert_genes: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+
+    def check_genes(self) -> None:
+        for rule in self.rules:
+            for action in rule.actions:
+                if action.gene not in G.SPACE:
+                    raise RulesError(f"refinement.yaml: rule {rule.name}: unknown gene {action.gene!r}")
+        for name, targets in self.expert_genes.items():
+            for gene in targets:
+                if gene not in G.SPACE:
+                    raise RulesError(f"refinement.yaml: expert gene {name}: unknown gene {gene!r}")
+
+
+def load_refinement(root: Path | None = None) -> RefinementTable:
+    path = (root or rules_dir()) / "refinement.yaml"
+    try:
+        table = RefinementTable.model_validate(yaml.safe_load(path.read_text()))
+    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        raise RulesError(f"{path}: {exc}") from exc
+    table.check_genes()
+    return table
+
+
+def load_expert_genes(root: Path, expert: str) -> tuple[str, ...]:
+    """preferred_genes of rules/experts/<expert>.yaml (empty when the file is absent)."""
+    path = root / "experts" / f"{expert}.yaml"
+    if not path.is_file():
+        return ()
+    data = yaml.safe_load(path.read_text()) or {}
+    return tuple(data.get("preferred_genes", ()) or ())
+
+
+class UnsupportedOperator(Exception):
+    """The template writer cannot express this operator."""
+
+    def __init__(self, spec: OperatorSpec, op: str, reason: str) -> None:
+        super().__init__(f"{spec.ref}: unsupported op {op}: {reason}")
+        self.op = op
+        self.reason = reason
+        self.diagnosis = Diagnosis(
+            stage=Stage.WRITER, kind=FailureKind.UNSUPPORTED, rule="template", message=f"{op}: {reason}",
+            evidence=f"the template writer has no Triton template for {op} in {spec.ref}",
+        )
+
+
+def stable_seed(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+class TemplateWriter:
+    name = "template"
+
+    def __init__(self, rules_root: Path | None = None,
+                 loader: Callable[[str], LoadedOperator] | None = None) -> None:
+        self.root = rules_root or rules_dir()
+        self.table = load_refinement(self.root)
+        self.loader = loader or (lambda ref: load_operator(ref))
+        self.analyses: dict[tuple[str, str], Analysis | UnsupportedOperator] = {}
+
+    # -- analysis -----------------------------------------------------------------------------------
+
+    def analysis(self, spec: OperatorSpec) -> Analysis:
+        key = (spec.ref, spec.source_hash)
+        if key not in self.analyses:
+            try:
+                loaded = self.loader(spec.ref)
+                loaded.spec = loaded.spec.model_copy(update={"precision": spec.precision})
+                self.analyses[key] = analyze(loaded)
+            except UnsupportedError as exc:
+                self.analyses[key] = UnsupportedOperator(spec, exc.op, exc.reason)
+        found = self.analyses[key]
+        if isinstance(found, UnsupportedOperator):
+            raise found
+        return found
+
+    def check(self, spec: OperatorSpec) -> Diagnosis | None:
+        try:
+            self.analysis(spec)
+        except UnsupportedOperator as exc:
+            return exc.diagnosis
+        return None
+
+    def kinds(self, analysis: Analysis) -> set[str]:
+        return {s.kind for s in analysis.segments} | {s.kind for s in analysis.replan(
+            PlanOptions(fuse_epilogue=False, merge_reductions=False)).segments}
+
+    def space(self, analysis: Analysis) -> list[str]:
+        return G.relevant(self.kinds(analysis))
+
+    def render(self, spec: OperatorSpec, genes: dict[str, Any]) -> str:
+        analysis = self.analysis(spec)
+        full = {**G.defaults(self.kinds(analysis)), **genes}
+        options = PlanOptions(fuse_epilogue=bool(full.get("plan.fuse_epilogue", True)),
+                              merge_reductions=bool(full.get("plan.merge_reductions", True)))
+        planned = analysis.replan(options)
+        used = {s.kind for s in planned.segments}
+        shown = {k: v for k, v in full.items() if k.split(".")[0] in used or k.startswith("plan.")}
+        try:
+            return render(planned, shown)
+        except UnsupportedError as exc:
+            raise UnsupportedOperator(spec, exc.op, exc.reason) from exc
+
+    # -- proposals ----------------------------------------------------------------------------------
+
+    def propose(self, request: ProposalRequest) -> list[Candidate]:
+        analysis = self.analysis(request.spec)
+        names = self.space(analysis)
+        preferred = self.preferred(request.expert, names)
+        rng = random.Random(stable_seed(request.seed, request.island, request.generation,
+                                        request.parent.id if request.parent else "", request.expert))
+        base = G.defaults(self.kinds(analysis))
+        gene_sets: list[tuple[dict[str, Any], str]] = []
+        parent = request.parent
+        if parent is None:
+            gene_sets.append((dict(base), "defaults"))
+            if "matmul.precision" in base and request.spec.precision == "fp32":
+                gene_sets.append(({**base, "matmul.precision": "tf32x3"}, "tensor-core fp32 (3xTF32)"))
+            for hint in request.hints:
+                warm = {k: v for k, v in hint.genes.items() if k in base}
+                if warm:
+                    gene_sets.append(({**base, **warm}, f"warm start from hint {hint.id}"))
+            start = base
+        else:
+            start = {**base, **{k: v for k, v in parent.genes.items() if k in base}}
+            refined, fired = self.refine(start, request.parent_verdict, request.spec.precision)
+            if fired:
+                gene_sets.append((refined, "refined by " + ", ".join(fired)))
+            if request.parent_verdict is not None and request.parent_verdict.verified:
+                for past in request.past_kernels:
+                    if past.writer == self.name and past.genes and past.id != parent.id:
+                        child = self.crossover(start, past.genes, rng)
+                        gene_sets.append((child, f"crossover of {parent.id} and {past.id}"))
+                        break
+        attempts = 0
+        while len(gene_sets) < request.count * 3 and attempts < request.count * 20:
+            attempts += 1
+            origin = gene_sets[rng.randrange(len(gene_sets))][0] if gene_sets and rng.random() < 0.5 else start
+            gene_sets.append((self.mutate(origin, preferred, names, rng, request.spec.precision),
+                              f"mutation ({request.expert or 'any'} genes)"))
+        return self.candidates(request, gene_sets)
+
+    def candidates(self, request: ProposalRequest, gene_sets: list[tuple[dict[str, Any], str]]) -> list[Candidate]:
+        out: list[Candidate] = []
+        seen: set[str] = set()
+        for genes, why in gene_sets:
+            genes = G.repair(genes)
+            source = self.render(request.spec, genes)
+            digest = hashlib.sha1(source.encode()).hexdigest()[:10]
+            if digest in seen:
+                continue
+            seen.add(digest)
+            out.append(Candidate(
+                id=f"tpl-{request.spec.name}-i{request.island}-g{request.generation}-{digest}",
+                source=source, writer=self.name, expert=request.expert, island=request.island,
+                generation=request.generation, parent_id=request.parent.id if request.parent else None,
+                genes=genes, notes=why,
+            ))
+            if len(out) >= request.count:
+                break
+        return out
+
+    def preferred(self, expert: str, names: list[str]) -> list[str]:
+        wanted: list[str] = []
+        for gene in load_expert_genes(self.root, expert) if expert else ():
+            for target in self.table.expert_genes.get(gene, ()):
+                if target in names and target not in wanted:
+                    wanted.append(target)
+        return wanted
+
+    def mutate(self, genes: dict[str, Any], preferred: list[str], names: list[str], rng: random.Random,
+               precision: str) -> dict[str, Any]:
+        child = dict(genes)
+        for _ in range(rng.choice((1, 1, 2, 3))):
+            pool = preferred if preferred and rng.random() < 0.75 else names
+            name = rng.choice(pool)
+            values = G.allowed(name, precision)
+            if rng.random() < 0.6 and child.get(name) in values:
+                child[name] = G.step(name, child[name], rng.choice((-1, 1)), precision)
+            else:
+                child[name] = rng.choice(values)
+        return child
+
+    def crossover(self, a: dict[str, Any], b: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        return {k: (b[k] if k in b and rng.random() < 0.5 else v) for k, v in a.items()}
+
+    def refine(self, genes: dict[str, Any], verdict: Verdict | None, precision: str) -> tuple[dict[str, Any], list[str]]:
+        """Apply every matching rule of rules/refinement.yaml to the parent's genes."""
+        if verdict is None:
+            return genes, []
+        child = dict(genes)
+        touched: set[str] = set()
+        fired: list[str] = []
+        for rule in self.table.rules:
+            if not self.matches(rule.when, verdict, genes):
+                continue
+            changed = False
+            for action in rule.actions:
+                if action.gene not in child or action.gene in touched:
+                    continue
+                before = child[action.gene]
+                if action.op == "set":
+                    if action.value in G.allowed(action.gene, precision):
+                        child[action.gene] = action.value
+                elif action.op == "default":
+                    child[action.gene] = G.DEFAULTS[action.gene]
+                else:
+                    child[action.gene] = G.step(action.gene, before, 1 if action.op == "up" else -1, precision)
+                touched.add(action.gene)
+                changed = changed or child[action.gene] != before
+            if changed:
+                fired.append(rule.name)
+        return child, fired
+
+    @staticmethod
+    def matches(when: Condition, verdict: Verdict, genes: dict[str, Any]) -> bool:
+        failure = verdict.failure
+        timing = verdict.timing
+        roof = timing.roofline if timing else None
+        checks: list[bool] = []
+        if when.kind is not None:
+            checks.append(failure is not None and failure.kind == when.kind)
+        if when.rule is not None:
+            checks.append(failure is not None and failure.rule == when.rule)
+        if when.message is not None:
+            checks.append(failure is not None and when.message.lower() in failure.message.lower())
+        if when.verified is not None:
+            checks.append(verdict.verified == when.verified)
+        if when.spills is not None:
+            spilled = any((k.spills or 0) > 0 for k in verdict.kernels) or any(
+                (d.metrics.get("spills", 0) > 0) for d in verdict.diagnoses)
+            checks.append(spilled == when.spills)
+        if when.bound is not None:
+            checks.append(roof is not None and roof.bound == when.bound)
+        if when.below_pct is not None:
+            checks.append(roof is not None and roof.pct_of_floor < when.below_pct)
+        if when.has_gene is not None:
+            checks.append(when.has_gene in genes)
+        return bool(checks) and all(checks)
+
+
+__all__ = ["TemplateWriter", "UnsupportedOperator", "load_refinement", "RefinementTable"]
