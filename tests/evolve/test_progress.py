@@ -14,6 +14,7 @@ STATE = ProgressState(
     budget=32,
     elapsed_s=42.0,
     measured=False,
+    generation_done=True,
     islands=(
         IslandSummary(
             island=0,

@@ -36,7 +36,7 @@ from foundry.core.records import (
     Stage,
     Verdict,
 )
-from foundry.evolve.budget import Budget, BudgetTracker
+from foundry.evolve.budget import Budget, BudgetTracker, TokenMeter
 from foundry.evolve.executor import Executor
 from foundry.evolve.experts import ExpertRole, assign_experts
 from foundry.evolve.island import Island, Member
@@ -44,6 +44,7 @@ from foundry.evolve.progress import NoProgress, Progress, ProgressState
 
 log = logging.getLogger(__name__)
 
+SPARES = 3  # a free writer is asked for this many times the children it must deliver
 MIGRATIONS_LISTED = 12  # migrations described one by one in the result (all are counted)
 FAILURE_KIND_GENE = "failure_kind"  # a writer's failed candidate may name its kind (e.g. "unsupported")
 
@@ -226,18 +227,7 @@ class Optimizer:
         """Propose, evaluate and record one generation; the number of new candidates evaluated."""
         proposals = self._propose(generation)
         budget_left = self.tracker.remaining
-        fresh: list[tuple[int, Candidate, Member | None]] = []
-        for island, candidate, parent in proposals:
-            if budget_left <= 0:
-                break
-            if candidate.source.strip():
-                key = source_key(candidate.source)
-                if key in self.seen:
-                    self._record_duplicate(candidate, self.seen[key])
-                    continue
-                self.seen[key] = candidate.id
-            fresh.append((island, candidate, parent))
-            budget_left -= 1
+        fresh = proposals[: max(budget_left, 0)]
         to_evaluate = [c for _, c, _ in fresh if c.source.strip()]
         verdicts = dict(zip((c.id for c in to_evaluate), self.executor.evaluate_all(to_evaluate), strict=True))
         for island, candidate, parent in fresh:
@@ -277,10 +267,22 @@ class Optimizer:
                 hints=self.hints,
                 past_kernels=self.past,
             )
-            children = self._ask(writer, request)[:per_island]
+            # A writer that costs nothing per proposal is asked for spares, so that children another
+            # island already has (deterministic writers often agree) do not leave this island empty.
+            if not isinstance(writer, TokenMeter):
+                request = request.model_copy(update={"count": per_island * SPARES})
             batch = []
-            for child in children:
+            for child in self._ask(writer, request):
+                if len(batch) >= per_island:
+                    break
+                if child.source.strip():
+                    key = source_key(child.source)
+                    if key in self.seen:
+                        log.debug("%s repeats %s; not evaluated again", child.id, self.seen[key])
+                        continue
                 normal = self._normalize(child, writer, island, generation, parent)
+                if normal.source.strip():
+                    self.seen[source_key(normal.source)] = normal.id
                 if child.id in self.writer_diagnoses and normal.id != child.id:
                     self.writer_diagnoses[normal.id] = self.writer_diagnoses.pop(child.id)
                 batch.append((island.index, normal, parent))
@@ -353,10 +355,17 @@ class Optimizer:
                 self.sink.record(self.spec, candidate, verdict)
             except Exception as exc:  # the library is a memory, not a dependency of the search
                 log.warning("the experience library could not record %s: %s", candidate.id, exc)
+        self.progress.message(self._describe(member))
         self.progress.update(self._state(generation))
 
-    def _record_duplicate(self, candidate: Candidate, first_id: str) -> None:
-        log.debug("%s repeats %s; not evaluated again", candidate.id, first_id)
+    def _describe(self, member: Member) -> str:
+        c = member.candidate
+        where = f"generation {c.generation} island {c.island} ({c.expert}) {c.id}"
+        if member.score is not None:
+            return f"{where}: verified, {'speedup' if member.score.measured else 'score'} {member.score.label()}"
+        failure = member.verdict.failure
+        headline = failure.headline() if failure else "not verified"
+        return f"{where}: rejected {headline[:160]}"
 
     def _after_generation(self, generation: int) -> None:
         for island in self.islands:
@@ -373,7 +382,7 @@ class Optimizer:
             )
             island.generation = generation + 1
         self._migrate(generation)
-        self.progress.update(self._state(generation))
+        self.progress.update(self._state(generation, done=True))
 
     def _migrate(self, generation: int) -> None:
         """Islands stagnant for `patience` generations receive the elites of the best other island."""
@@ -449,7 +458,7 @@ class Optimizer:
             self.notes.append(f"finalist {member.candidate.id} failed re-verification: {failure}")
         return None, None
 
-    def _state(self, generation: int) -> ProgressState:
+    def _state(self, generation: int, done: bool = False) -> ProgressState:
         return ProgressState(
             generation=generation,
             evaluated=self.tracker.evaluated,
@@ -457,6 +466,7 @@ class Optimizer:
             elapsed_s=self.tracker.elapsed_s,
             measured=self.expect_timing,
             islands=tuple(i.summary() for i in self.islands),
+            generation_done=done,
         )
 
     def _result(self, best: Member | None, verdict: Verdict | None, stop: str) -> SearchResult:

@@ -20,6 +20,7 @@ class ProgressState:
     elapsed_s: float
     measured: bool  # speedups measured on a GPU, or static cost-model scores
     islands: tuple[IslandSummary, ...]
+    generation_done: bool = False  # the plain log writes its island table only then
 
 
 class Progress(Protocol):
@@ -46,6 +47,8 @@ class LogProgress:
     """One log line per island per generation: readable in CI logs and redirected stderr."""
 
     def update(self, state: ProgressState) -> None:
+        if not state.generation_done:
+            return
         log.info(
             "generation %d: %d/%d candidates evaluated, %.0f s",
             state.generation,
