@@ -86,7 +86,10 @@ class QueueLock:
         """True when held; False when the deadline passed first."""
         if fcntl is None:
             return True
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise ExperienceError(f"{self.path}: cannot create the experience library's lock file: {exc}") from exc
         delay = 0.0005
         while True:
             try:
@@ -137,7 +140,8 @@ class Database:
                 if not is_lock_conflict(exc):
                     raise self.unreadable(exc) from exc
                 if time.monotonic() + delay > deadline:
-                    raise self.busy(f"another program holds the database open; {attempts} attempts: {exc}") from exc
+                    why = f"another program holds the database open; {attempts} attempts: {exc}"
+                    raise self.busy(self.lock_timeout, why) from exc
                 time.sleep(delay * random.uniform(0.5, 1.5))
                 delay = min(delay * 2, BACKOFF_MAX_S)
 
@@ -153,19 +157,19 @@ class Database:
         transaction conflicts until the deadline; anything else propagates (the transaction rolls
         back, nothing half-written stays)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + (self.lock_timeout if timeout is None else timeout)
+        wait = self.lock_timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
         queue = QueueLock(self.path)
         if not queue.acquire(deadline):
-            raise self.busy(f"other Kernel Foundry processes held {queue.path.name}")
+            raise self.busy(wait, f"other Kernel Foundry processes held {queue.path.name}")
         try:
             return self.run_locked(work, deadline)
         finally:
             queue.release()
 
-    def busy(self, why: str) -> LibraryBusyError:
+    def busy(self, wait: float, why: str) -> LibraryBusyError:
         return LibraryBusyError(
-            f"{self.path}: the experience library stayed locked for {self.lock_timeout:.0f} s ({why}); "
-            "nothing was written."
+            f"{self.path}: the experience library stayed locked for {wait:g} s ({why}); nothing was written."
         )
 
     def run_locked(self, work: Callable[[duckdb.DuckDBPyConnection], T], deadline: float) -> T:
