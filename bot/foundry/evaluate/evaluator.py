@@ -23,7 +23,7 @@ from torch import nn
 
 from foundry.core.records import Candidate, Diagnosis, FailureKind, KernelFacts, Stage, Timing, Verdict
 from foundry.evaluate.correctness import Tolerance, compare, probe
-from foundry.evaluate.isolation import ChildOutcome, child_environment, describe_signal, run_child
+from foundry.evaluate.isolation import ChildOutcome, WarmPool, child_environment, describe_signal, run_child
 from foundry.evaluate.static_guard import StaticGuard
 from foundry.rules.loader import Rules, load_rules
 from foundry.spec.loader import LoadedOperator
@@ -50,6 +50,8 @@ class EvaluatorConfig:
     static_guard: bool = True
     # Without a GPU: compile launched kernels for sm_90 on the CPU (registers, spills, shared memory).
     static_compile: bool = False
+    # Start the next worker while the current candidate runs (saves the imports on every candidate).
+    warm_pool: bool = False
 
 
 @dataclass
@@ -120,7 +122,27 @@ class CandidateEvaluator:
         self.env = child_environment({"TRITON_INTERPRET": "1"} if self.device == "cpu" else {})
         if self.device == "cpu":
             self.env.pop("CUDA_VISIBLE_DEVICES", None)
+        else:
+            self.env["FOUNDRY_WARM_DEVICE"] = "cuda"
         self.device_name = torch.cuda.get_device_name() if self.device == "cuda" else "cpu (Triton interpreter)"
+        self.pool: WarmPool | None = None
+        if self.config.warm_pool:
+            self.pool = WarmPool(
+                memory_mb=self.config.memory_mb if self.device == "cpu" else None,
+                env=self.env,
+                cwd=Path(tempfile.gettempdir()),
+            )
+
+    def close(self) -> None:
+        """Stop the warm worker, if any. Safe to call twice."""
+        if self.pool is not None:
+            self.pool.close()
+
+    def __enter__(self) -> CandidateEvaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def timing_available(self) -> bool:
@@ -202,6 +224,7 @@ class CandidateEvaluator:
                 memory_mb=self.config.memory_mb if self.device == "cpu" else None,
                 env=self.env,
                 decide=decide,
+                pool=self.pool,
             )
             if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
                 assert correctness is not None

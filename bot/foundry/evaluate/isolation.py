@@ -63,13 +63,15 @@ class Child:
 
     def __init__(
         self,
-        jobdir: Path,
+        jobdir: Path | None,
         *,
         timeout_s: float,
         memory_mb: int | None,
         env: dict[str, str],
         module: str = "foundry.evaluate.worker",
+        cwd: Path | None = None,
     ) -> None:
+        """jobdir None starts a warm child that waits for `start(jobdir)`."""
         self.jobdir = jobdir
         self.timeout_s = timeout_s
         result_r, result_w = os.pipe()
@@ -83,13 +85,13 @@ class Child:
                 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", module, str(jobdir), str(result_w), str(control_r)],
+            [sys.executable, "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             pass_fds=(result_w, control_r),
             env=env,
-            cwd=jobdir,
+            cwd=jobdir or cwd,
             start_new_session=True,
             preexec_fn=limits,  # noqa: PLW1509 - runs before exec, only setrlimit
         )
@@ -107,6 +109,16 @@ class Child:
         ]
         for reader in self.readers:
             reader.start()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def start(self, jobdir: Path, timeout_s: float) -> None:
+        """Hand a warm child its job; the timeout counts from now."""
+        self.jobdir = jobdir
+        self.timeout_s = timeout_s
+        self.started = time.monotonic()
+        self.say(f"job {jobdir}")
 
     def read_messages(self) -> None:
         for raw in self.results:
@@ -180,6 +192,42 @@ class Child:
         return self.outcome
 
 
+class WarmPool:
+    """Keeps one worker started ahead, so the next candidate does not wait for torch and triton to
+    import. A warm child holds no job data until `take` hands it one."""
+
+    def __init__(self, *, memory_mb: int | None, env: dict[str, str], cwd: Path) -> None:
+        self.memory_mb = memory_mb
+        self.env = env
+        self.cwd = cwd
+        self.lock = threading.Lock()
+        self.ready: Child | None = None
+        self.closed = False
+
+    def spawn(self) -> Child:
+        return Child(None, timeout_s=0, memory_mb=self.memory_mb, env=self.env, cwd=self.cwd)
+
+    def take(self, jobdir: Path, timeout_s: float) -> Child:
+        with self.lock:
+            child, self.ready = self.ready, None
+            if child is None or not child.alive():
+                if child is not None:
+                    child.finish()
+                child = self.spawn()
+            child.start(jobdir, timeout_s)
+            if not self.closed:
+                self.ready = self.spawn()
+            return child
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            child, self.ready = self.ready, None
+        if child is not None:
+            child.kill()
+            child.finish()
+
+
 def run_child(
     jobdir: Path,
     *,
@@ -187,9 +235,13 @@ def run_child(
     memory_mb: int | None,
     env: dict[str, str],
     decide: Callable[[dict[str, Any]], bool],
+    pool: WarmPool | None = None,
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, ChildOutcome]:
     """Run the worker; after its correctness message, `decide` says whether to time it."""
-    child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env)
+    if pool is not None:
+        child = pool.take(jobdir, timeout_s)
+    else:
+        child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env)
     correctness = child.wait_message("correctness")
     timing = None
     go = correctness is not None and correctness.get("error") is None and decide(correctness)
