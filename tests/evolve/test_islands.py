@@ -62,6 +62,19 @@ def test_static_cost_model_prefers_fusion_and_punishes_spills():
     assert static_cost(cand, one) < static_cost(cand, spilled)
     small = Candidate(id="b", source="", genes={"BLOCK_SIZE": 16})
     assert static_cost(cand, one) < static_cost(small, one)
+    # namespaced genes: a row kernel's tile is BLOCK_M x BLOCK_N, its threads num_warps x 32
+    row = Candidate(id="r", source="", genes={"row.BLOCK_M": 1, "row.BLOCK_N": 2048, "row.num_warps": 8})
+    starved = Candidate(id="s", source="", genes={"row.BLOCK_M": 1, "row.BLOCK_N": 256, "row.num_warps": 32})
+    crowded = Candidate(id="c", source="", genes={"row.BLOCK_M": 16, "row.BLOCK_N": 8192, "row.num_warps": 1})
+    assert static_cost(row, one) == static_cost(cand, one)  # a sensible shape costs nothing extra
+    assert static_cost(row, one) < static_cost(starved, one)
+    assert static_cost(row, one) < static_cost(crowded, one)
+    deep = Candidate(
+        id="m",
+        source="",
+        genes={"matmul.BLOCK_M": 128, "matmul.BLOCK_N": 128, "matmul.BLOCK_K": 16, "matmul.num_warps": 8},
+    )
+    assert static_cost(deep, one) == static_cost(cand, one)  # BLOCK_K is a depth, not part of the tile
     est = score(cand, one)
     assert est is not None and not est.measured
     # on a GPU, a verified candidate without timing ranks below every measured one

@@ -264,7 +264,7 @@ def kernel_header(report: RunReport, candidate: Candidate, verdict: Verdict) -> 
             lines.append(f"roofline: {r.pct_of_floor:.0f}% of the floor, {r.bound}-bound")
     else:
         reason = timing.reason if timing and timing.reason else "no GPU"
-        lines.append(f"speed: not measured ({reason})")
+        lines.append("speed: " + (reason if reason.startswith("not measured") else f"not measured ({reason})"))
     lines.append(
         f"verification: policy {verdict.policy}, {verdict.trials} correctness trials with fresh seeds, "
         f"re-verified after the search; checks: {', '.join(verdict.checks_passed) or 'none listed'}"

@@ -13,6 +13,7 @@ repair than one that does not compile.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from foundry.core.records import Candidate, Stage, Verdict
@@ -38,8 +39,12 @@ REGISTER_BUDGET = 128  # registers per thread above which occupancy drops
 REGISTER_PENALTY = 1.0 / 256  # per register over budget
 SHARED_SOFT_LIMIT = 96 * 1024  # bytes; above this fewer programs fit on a multiprocessor
 SHARED_PENALTY = 0.1
-SMALL_BLOCK = 128  # elements; smaller blocks waste memory transactions and launch more programs
-SMALL_BLOCK_PENALTY = 1.0 / 512  # per element below SMALL_BLOCK, per block gene
+SMALL_TILE = 1024  # elements per program; smaller tiles waste memory transactions and launch more programs
+TILE_PENALTY = 0.05  # per halving below SMALL_TILE
+THREAD_ELEMENTS = (4, 128)  # elements per thread: fewer leaves lanes idle, more risks spills
+THREAD_PENALTY = 0.05  # per halving below / doubling above that range
+WARP = 32
+DEFAULT_WARPS = 4
 UNMEASURED_DISCOUNT = 1e-3  # a verified but untimed candidate on a GPU ranks below every timed one
 
 
@@ -65,11 +70,34 @@ def static_cost(candidate: Candidate, verdict: Verdict) -> float:
             cost += REGISTER_PENALTY * (kernel.registers - REGISTER_BUDGET)
         if kernel.shared_bytes and kernel.shared_bytes > SHARED_SOFT_LIMIT:
             cost += SHARED_PENALTY
-    for name, value in candidate.genes.items():
-        short = name.rsplit(".", 1)[-1]  # genes may be namespaced by kernel kind: row.BLOCK_N
-        if short.upper().startswith("BLOCK") and isinstance(value, int) and not isinstance(value, bool):
-            if 0 < value < SMALL_BLOCK:
-                cost += SMALL_BLOCK_PENALTY * (SMALL_BLOCK - value)
+    cost += launch_shape_cost(candidate.genes)
+    return cost
+
+
+def launch_shape_cost(genes: dict[str, int | float | str | bool]) -> float:
+    """Cost of the launch shape genes, per kernel kind (genes may be namespaced: row.BLOCK_N).
+    The tile of a kind is the product of its BLOCK_* genes (reduction depths *_K left out);
+    its threads are num_warps × 32."""
+    tiles: dict[str, int] = {}
+    warps: dict[str, int] = {}
+    for name, value in genes.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            continue
+        kind, _, short = name.rpartition(".")
+        if short.upper().startswith("BLOCK") and not short.upper().endswith("_K"):
+            tiles[kind] = tiles.get(kind, 1) * value
+        elif short == "num_warps":
+            warps[kind] = value
+    cost = 0.0
+    for kind, tile in tiles.items():
+        if tile < SMALL_TILE:
+            cost += TILE_PENALTY * math.log2(SMALL_TILE / tile)
+        per_thread = tile / (WARP * warps.get(kind, DEFAULT_WARPS))
+        low, high = THREAD_ELEMENTS
+        if per_thread < low:
+            cost += THREAD_PENALTY * math.log2(low / per_thread)
+        elif per_thread > high:
+            cost += THREAD_PENALTY * math.log2(per_thread / high)
     return cost
 
 
