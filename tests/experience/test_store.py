@@ -253,3 +253,29 @@ def test_crashed_run_is_marked(tmp_path: Path) -> None:
     run = store.run_row("r1")
     assert run.outcome == "crashed" and run.evaluated == 1
     assert store.count("candidates") == 1
+
+
+def test_hint_uses_are_inferred_from_the_candidates_that_applied_them(tmp_path: Path) -> None:
+    store = ExperienceStore(tmp_path / "lib.duckdb", seeds=SOFTMAX_HINTS)
+    session = store.start_run(spec(), softmax_sig(), run_id="r1", gpu=GPU)
+    hints, _ = session.retrieve(spec(), 5)
+    assert {h.id for h in hints} == {"online", "rows"}  # "rows" carries genes {"BLOCK_SIZE": 4096}
+    session.record(spec(), candidate("a", BLOCK_SIZE=4096), rejected("a"))  # applied "rows": failed
+    session.record(spec(), candidate("b", BLOCK_SIZE=4096), verified("b", speedup=1.6))  # and then helped
+    named = candidate("c", BLOCK_SIZE=128).model_copy(update={"notes": "applies hint online"})
+    session.record(spec(), named, rejected("c"))  # named in the notes: a failed try of "online"
+    session.record(spec(), candidate("d", BLOCK_SIZE=4096), verified("d", speedup=None))  # untimed: no evidence
+    session.record(spec(), candidate("e", BLOCK_SIZE=512), verified("e", speedup=1.2))  # applied nothing
+    note = session.finish("improved", best=candidate("b", BLOCK_SIZE=4096), best_verdict=verified("b", speedup=1.6))
+    assert note.helped is True  # an applied retrieved hint succeeded
+    stats = {s.definition.id: s for s in store.hint_stats()}
+    assert (stats["rows"].tries, stats["rows"].successes, stats["rows"].mean_speedup) == (1, 1, pytest.approx(1.6))
+    assert (stats["online"].tries, stats["online"].successes) == (1, 0)
+    assert stats["spills"].tries == 0  # never offered in this run
+
+    explicit = store.start_run(spec(), softmax_sig(), run_id="r2", gpu=GPU)
+    explicit.retrieve(spec(), 5)
+    explicit.record(spec(), candidate("f", BLOCK_SIZE=4096), verified("f", speedup=1.3))
+    explicit.finish("improved", applied_hints={"rows": HintResult(success=False, speedup=0.95)})  # optimizer wins
+    rows = next(s for s in store.hint_stats() if s.definition.id == "rows")
+    assert (rows.tries, rows.successes) == (2, 1)

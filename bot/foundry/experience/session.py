@@ -40,6 +40,8 @@ class RunSession:
         self.evaluated = 0
         self.verified = 0
         self.finished = False
+        self.offered: dict[str, Hint] = {}  # hints given to this run's writers
+        self.inferred: dict[str, HintResult] = {}  # how the candidates that applied them did
 
     @property
     def run_id(self) -> str:
@@ -50,6 +52,7 @@ class RunSession:
     def retrieve(self, spec: OperatorSpec, k: int) -> tuple[Sequence[Hint], Sequence[Candidate]]:
         """At run start: top-k similar verified kernels and the hints whose signature triggers match."""
         self.retrieval = self.store.retrieve_for(self.signature, None, k, gpu=self.run.gpu)
+        self.offered.update((h.hint.id, h.hint) for h in self.retrieval.hints)
         self.store.note_retrieval(self.run_id, self.retrieval)
         log.info("experience: %s", self.retrieval.summary())
         return self.retrieval.hint_records(), self.retrieval.candidates()
@@ -59,6 +62,7 @@ class RunSession:
         self.verified += int(verdict.verified)
         self.parents[candidate.id] = candidate.parent_id
         self.pending.append(candidate_row(self.run, candidate, verdict))
+        self.note_hint_uses(candidate, verdict)
         if len(self.pending) >= self.flush_every:
             self.flush(timeout=RECORD_TIMEOUT_S)
 
@@ -66,7 +70,25 @@ class RunSession:
 
     def hints_for(self, facts: DiagnosisFacts, k: int = 3, *, expert: str | None = None) -> tuple[Hint, ...]:
         """Hints for a lineage's latest diagnosis (bound class, failure kind, spills …)."""
-        return self.store.retrieve_for(self.signature, facts, k, expert=expert).hint_records()
+        hints = self.store.retrieve_for(self.signature, facts, k, expert=expert).hint_records()
+        self.offered.update((h.id, h) for h in hints)
+        return hints
+
+    def note_hint_uses(self, candidate: Candidate, verdict: Verdict) -> None:
+        """Infer which offered hints a candidate applied (it carries all of the hint's genes, or names
+        the hint in its notes) and how that went: rejected = a failed try; verified and measured =
+        success when faster than eager; verified but not timed = no evidence either way."""
+        timing = verdict.timing
+        speedup = timing.speedup_eager if timing is not None and timing.measured else None
+        if verdict.verified and speedup is None:
+            return
+        result = HintResult(success=verdict.verified and speedup is not None and speedup > 1.0, speedup=speedup)
+        for hint in self.offered.values():
+            if not applies(hint, candidate):
+                continue
+            held = self.inferred.get(hint.id)
+            if held is None or (result.success, result.speedup or 0.0) > (held.success, held.speedup or 0.0):
+                self.inferred[hint.id] = result
 
     def flush(self, timeout: float | None = None) -> bool:
         """Write pending rows. False when the library stayed busy (rows kept for the next try)."""
@@ -91,14 +113,16 @@ class RunSession:
         applied_hints: Mapping[str, HintResult] | None = None,
         notes: str = "",
     ) -> ExperienceNote:
-        """Record the outcome, the best kernel (re-verified verdict) and the hints' results. Returns
-        what the library contributed, for the report."""
+        """Record the outcome, the best kernel (re-verified verdict) and the hints' results: those the
+        optimizer reports in applied_hints, else those inferred from the recorded candidates (see
+        note_hint_uses). Returns what the library contributed, for the report."""
         if best is not None and best_verdict is not None:
             self.parents.setdefault(best.id, best.parent_id)
             self.pending.append(candidate_row(self.run, best, best_verdict))
         if not self.flush():
             raise LibraryBusyError(f"{self.store.path}: could not write {len(self.pending)} record(s)")
-        helped = self.helped(best, applied_hints or {})
+        results = {**self.inferred, **(applied_hints or {})}  # what the optimizer says wins
+        helped = self.helped(best, results)
         speedup = None
         if best_verdict is not None and best_verdict.timing is not None and best_verdict.timing.measured:
             speedup = best_verdict.timing.speedup_eager
@@ -110,7 +134,7 @@ class RunSession:
             best_uid=candidate_uid(self.run_id, best.id) if best else None,
             best_speedup=speedup,
             helped=helped,
-            hint_results=applied_hints,
+            hint_results=results,
             notes=notes,
         )
         self.finished = True
@@ -137,7 +161,8 @@ class RunSession:
             return True
         if best is None:
             return False
-        return self.lineage_root(best.id).startswith(RETRIEVED_PREFIX)
+        root = self.lineage_root(best.id)
+        return root.startswith(RETRIEVED_PREFIX) or any(k.candidate.id in root for k in self.retrieval.kernels)
 
     def __enter__(self) -> RunSession:
         return self
@@ -150,6 +175,12 @@ class RunSession:
             self.finish(outcome, notes="the run ended without calling finish()")
         except Exception:  # never mask the run's own exception
             log.exception("experience: could not close run %s", self.run_id)
+
+
+def applies(hint: Hint, candidate: Candidate) -> bool:
+    if hint.genes and all(candidate.genes.get(name) == value for name, value in hint.genes.items()):
+        return True
+    return hint.id in candidate.notes
 
 
 def start_run(
