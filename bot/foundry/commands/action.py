@@ -31,9 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from foundry import action
 
     env = action.ActionEnv.from_environ(os.environ)
-    artifacts = Path(args.artifacts)
-    if not artifacts.is_absolute():
-        artifacts = env.workspace / artifacts if args.step != "publish" else Path.cwd() / artifacts
+    artifacts = Path(args.artifacts).resolve()  # relative to the working directory, as in a workflow step
     if args.step == "triage":
         return action.triage(env)
     if args.step == "optimize":
