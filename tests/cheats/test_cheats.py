@@ -203,6 +203,25 @@ def test_quantized_softmax_loses_relative_precision_yet_fits_atol():
     assert math.isfinite(relative)
 
 
+def test_parameter_packing_corrupts_the_state_dict():
+    model = load_candidate("mutates_parameters", 24, 20)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    x = torch.randn(8, 24)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), x @ before["linear.weight"].T + before["linear.bias"])
+    assert not torch.equal(model.state_dict()["linear.weight"], before["linear.weight"])
+
+
+def test_shared_output_buffer_is_overwritten_by_the_next_call():
+    model = load_candidate("returns_shared_buffer")
+    a, b = torch.randn(6, 37), torch.randn(6, 37)
+    with torch.no_grad():
+        ya = model(a)
+        torch.testing.assert_close(ya, torch.softmax(a, -1))
+        model(b)
+    torch.testing.assert_close(ya, torch.softmax(b, -1))  # the first result is gone
+
+
 # -- foundry check -----------------------------------------------------------------------------------
 
 

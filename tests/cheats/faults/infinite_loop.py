@@ -1,7 +1,7 @@
 # fault: never returns from forward
 # operator: softmax_rows
 # expect: timeout rule=timeout
-# config: timeout_s=20
+# config: timeout_s=12
 import torch
 import triton
 import triton.language as tl
