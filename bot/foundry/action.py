@@ -167,7 +167,9 @@ def run_optimizer(env: ActionEnv, op: PlannedOperator, out_dir: Path) -> int:
         cmd += ["--writer", op.writer]
     if op.policy:
         cmd += ["--policy", op.policy]
-    child_env = {k: v for k, v in os.environ.items() if k not in SECRET_NAMES}
+    # no GitHub token for the child; and the operator's own imports resolve from the workspace as
+    # they would in the user's project (the action runs the bot itself with PYTHONSAFEPATH)
+    child_env = {k: v for k, v in os.environ.items() if k not in SECRET_NAMES and k != "PYTHONSAFEPATH"}
     timeout = float(env.extra.get("FOUNDRY_OPERATOR_TIMEOUT", DEFAULT_OPERATOR_TIMEOUT_S))
     out_dir.mkdir(parents=True, exist_ok=True)
     log.info("optimizing %s: %s", op.ref, " ".join(cmd[1:]))

@@ -404,3 +404,37 @@ def test_cli_rejects_malformed_payloads_clearly(bot, tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and "GITHUB_EVENT_PATH not set" in proc.stderr
     assert bot.fake.calls == []
+
+
+def test_action_step_never_imports_modules_of_the_checkout(bot, tmp_path: Path) -> None:
+    """The action runs the bot with PYTHONSAFEPATH (as action.yml sets it): a repository that ships
+    a `yaml.py` or `pydantic.py` at its root cannot run code in the privileged jobs."""
+    canary = tmp_path / "imported"
+    trap = f"open({str(canary)!r}, 'w').write('x')\nraise SystemExit(99)\n"
+    sha = bot.dev.commit({OP: operator_source(2.0), "pydantic.py": trap, "yaml.py": trap, "github.py": trap})
+    bot.dev.push()
+    env = bot.env("push", bot.push_payload(ZERO, sha), sha)
+    child = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PYTHONSAFEPATH": "1",
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_EVENT_PATH": str(env.event_path),
+        "GITHUB_REPOSITORY": "acme/models",
+        "GITHUB_SHA": sha,
+        "GITHUB_WORKSPACE": str(env.workspace),
+        "GITHUB_API_URL": bot.fake.api_url,
+        "GITHUB_OUTPUT": str(env.output),
+        "GITHUB_TOKEN": "test-token-not-secret",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "foundry", "action", "triage"],
+        cwd=env.workspace,
+        env=child,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not canary.exists()
+    assert json.loads(read_outputs(env)["operators"]) == [OP]
