@@ -1,0 +1,13 @@
+"""The test tree itself: pytest imports test modules by basename, so two test files with the same name
+in different folders break collection of the whole suite."""
+
+from collections import Counter
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_test_module_basenames_are_unique():
+    names = Counter(p.name for p in TESTS.rglob("test_*.py"))
+    duplicated = sorted(name for name, count in names.items() if count > 1)
+    assert duplicated == [], f"rename these test modules (one basename each): {duplicated}"
