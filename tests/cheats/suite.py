@@ -4,7 +4,7 @@ Every candidate file declares what it is in a header of `# key: value` comments:
 
     # cheat: what it does (may continue on indented comment lines)
     # operator: softmax_rows            (a file in tests/cheats/operators/)
-    # expect: KIND [rule=RULE]          (a FailureKind; RULE is checked when given)
+    # expect: KIND [rule=RULE]          (a FailureKind, or `verified`; RULE is checked when given)
     # config: static_guard=false timeout_s=20   (EvaluatorConfig overrides, optional)
     # devices: cpu                      (where the cheat applies; default cpu and cuda)
     # isolate: cli                      (only run through `foundry check` in a subprocess)
@@ -46,7 +46,7 @@ class Case:
     path: Path
     what: str
     operator: str
-    kind: FailureKind
+    kind: FailureKind | None  # None: `expect: verified` (a control: the attack must change nothing)
     rule: str | None
     config: tuple[tuple[str, Any], ...] = ()
     devices: tuple[str, ...] = ("cpu", "cuda")
@@ -111,7 +111,7 @@ def parse_case(path: Path) -> Case:
         path=path,
         what=fields.get("cheat") or fields["fault"],
         operator=fields["operator"],
-        kind=FailureKind(kind_text),
+        kind=None if kind_text == "verified" else FailureKind(kind_text),
         rule=rule,
         config=tuple(config),
         devices=devices,
