@@ -38,7 +38,7 @@ from foundry.github.detect import DetectedOperator, detect, operator_slug
 from foundry.github.events import Event, load_event, valid_operator
 from foundry.github.gate import GateResult, Target, gate
 from foundry.github.gitrepo import GitRepo
-from foundry.github.publish import Outcome, publish_operator
+from foundry.github.publish import BRANCH_PREFIX, Outcome, pr_marker, publish_operator
 from foundry.github.status import final_body, reply_marker, running_body, status_marker, summary_markdown
 
 log = logging.getLogger(__name__)
@@ -201,17 +201,27 @@ def _gate(env: ActionEnv, api: GitHubApi | None) -> tuple[Event, GateResult, Fou
     return event, gate(event, config=config, api=api, head_sha=env.sha), config
 
 
-def _operators(env: ActionEnv, target: Target) -> tuple[list[PlannedOperator], list[str], str, FoundryConfig]:
+@dataclass
+class Selection:
+    planned: list[PlannedOperator]
+    skipped: list[str]
+    note: str
+    retired: list[str]  # operators the range deleted: their open PRs are closed
+
+
+def _operators(env: ActionEnv, target: Target) -> Selection:
     git = GitRepo(env.workspace)
     head = git.commit(target.head)
     if head is None:
         raise ActionError(f"commit {target.head[:12]} is not in the checkout at {env.workspace} (fetch-depth: 0?)")
     config = _config(git, head)
+    retired: list[str] = []
     if target.operator is not None:
         path, _, cls = target.operator.partition("::")
         if git.show(head, path) is None:
             raise ActionError(f"{path} does not exist at {head[:12]}")
-        found = [o for o in detect(env.workspace, base=None, head=head, config=config).operators if o.path == path]
+        named = config.model_copy(update={"include": (path,), "exclude": ()})  # naming it overrides the globs
+        found = detect(env.workspace, base=None, head=head, config=named).operators
         names = {o.class_name for o in found}
         if (cls or "Model") not in names:
             raise ActionError(
@@ -229,6 +239,7 @@ def _operators(env: ActionEnv, target: Target) -> tuple[list[PlannedOperator], l
         note = detection.note
         skipped = [f"{s.path}: {s.reason}" for s in detection.skipped]
         skipped += [f"{o.ref}: {o.status}" for o in detection.operators if not o.wanted]
+        retired = [o.ref for o in detection.operators if o.status == "deleted"]
     if len(wanted) > config.max_operators:
         skipped += [f"{o.ref}: over max_operators ({config.max_operators})" for o in wanted[config.max_operators :]]
         wanted = wanted[: config.max_operators]
@@ -245,7 +256,22 @@ def _operators(env: ActionEnv, target: Target) -> tuple[list[PlannedOperator], l
                 policy=settings.policy,
             )
         )
-    return planned, skipped, note, config
+    return Selection(planned=planned, skipped=skipped, note=note, retired=retired)
+
+
+def _retire(api: GitHubApi, refs: list[str], head: str) -> None:
+    """Close the open Kernel Foundry PR of each operator the push deleted."""
+    for ref in refs:
+        pull = api.find_pull(BRANCH_PREFIX + operator_slug(ref), pr_marker(ref))
+        if pull is None:
+            continue
+        api.upsert_comment(
+            pull.number,
+            f"<!-- kernel-foundry:retired {operator_slug(ref)} -->",
+            f"`{ref}` was deleted in `{head[:12]}`, so this kernel has nothing left to replace. Closing.",
+        )
+        api.close_pull(pull.number)
+        log.info("closed #%d: %s was deleted", pull.number, ref)
 
 
 def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[PlannedOperator], str]:
@@ -264,11 +290,18 @@ def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[
     if commented:
         api.react(target.comment_id, "eyes")
     try:
-        planned, _, note, _ = _operators(env, target)
+        selection = _operators(env, target)
     except FatalError as exc:
         problem = str(exc)
-        planned, note = [], ""
+        planned: list[PlannedOperator] = []
     else:
+        planned = selection.planned
+        if selection.retired and api is not None:
+            try:
+                _retire(api, selection.retired, target.head)
+            except GitHubApiError as exc:
+                log.warning("could not close the PRs of deleted operators: %s", exc)
+        note = selection.note
         problem = "" if planned else "no new or changed operator" + (f" ({note})" if note else "")
     if commented:
         if problem:
@@ -312,7 +345,8 @@ def optimize(
         write_outputs(env, {"run": "false"})
         return 0
     target = result.target
-    planned, skipped, note, _ = _operators(env, target)
+    selection = _operators(env, target)
+    planned, skipped, note = selection.planned, selection.skipped, selection.note
     done: list[PlannedOperator] = []
     reports: list[RunReport] = []
     with _source_tree(env, target.head) as tree:

@@ -438,3 +438,16 @@ def test_action_step_never_imports_modules_of_the_checkout(bot, tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     assert not canary.exists()
     assert json.loads(read_outputs(env)["operators"]) == [OP]
+
+
+def test_deleting_an_operator_closes_its_pr(bot) -> None:
+    sha1 = first_push(bot)
+    assert bot.run("run", bot.env("push", bot.push_payload(ZERO, sha1), sha1)) == 0
+    number = bot.fake.open_pulls()[0]["number"]
+    sha2 = bot.dev.commit({OP: None}, "drop scale")
+    bot.dev.push()
+    assert bot.run("run", bot.env("push", bot.push_payload(sha1, sha2), sha2)) == 0
+    assert bot.fake.pulls[number]["state"] == "closed"
+    notes = [c["body"] for c in bot.fake.comments.values() if c["issue"] == number]
+    assert len(notes) == 1 and "was deleted" in notes[0]
+    assert bot.optimized == [OP]

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from fake_github import TOKEN
 from foundry.core.records import RunReport
 from harness import ZERO, operator_source, read_outputs
@@ -60,6 +61,7 @@ def action_run(bot, env, tmp_path: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU path; test_push_on_gpu_* covers CUDA machines")
 def test_push_then_comment_with_the_real_optimizer(bot, tmp_path: Path) -> None:
     sha = bot.dev.commit({"ops/scale.py": operator_source(2.0), ".github/foundry.yml": CONFIG})
     bot.dev.push()
@@ -94,3 +96,30 @@ def test_push_then_comment_with_the_real_optimizer(bot, tmp_path: Path) -> None:
     assert len(status) == 1 and f"pull request #{pulls[0]['number']} updated" in status[0]
     plan = json.loads((env2.workspace.parent / "artifacts" / "plan.json").read_text())
     assert [o["budget"] for o in plan["operators"]] == [1]
+
+
+@pytest.mark.gpu
+def test_push_on_gpu_measures_and_publishes_only_a_gain(bot, tmp_path: Path) -> None:
+    config = "defaults: {budget: 4}\npull_requests: {min_speedup: 1.0}\n"
+    sha = bot.dev.commit({"ops/scale.py": operator_source(2.0), ".github/foundry.yml": config})
+    bot.dev.push()
+    env = bot.env("push", bot.push_payload(ZERO, sha), sha)
+    proc = action_run(bot, env, tmp_path)
+    artifacts = env.workspace.parent / "artifacts"
+    report = RunReport.model_validate_json((artifacts / "ops-scale" / "report.json").read_text())
+    assert report.timing_measured, proc.stderr[-4000:]
+    timing = report.timing
+    assert timing is not None and timing.eager_ms and timing.candidate_ms and timing.trials > 0
+    speedup = timing.speedup_eager
+    outputs = read_outputs(env)
+    assert outputs["best-speedup"] == f"{speedup:.3f}"
+    pulls = bot.fake.open_pulls()
+    if report.verified and speedup >= 1.0:
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        assert len(pulls) == 1 and pulls[0]["draft"] is False
+        assert f"{speedup:.2f}× faster" in pulls[0]["title"]
+        assert f"{timing.candidate_ms:.4f} ms" in pulls[0]["body"]
+        assert "not measured" not in pulls[0]["body"].split("## Diagnosis")[0]
+    else:
+        assert pulls == []
+        assert "no pull request" in env.step_summary.read_text()
