@@ -225,8 +225,11 @@ def test_shared_output_buffer_is_overwritten_by_the_next_call():
 # -- foundry check -----------------------------------------------------------------------------------
 
 
-def foundry_check(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def foundry_check(
+    *args: str, timeout: float = 300, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_KEY"))}
+    env.update(extra_env or {})
     env["PYTHONPATH"] = str(ROOT / "bot")
     env["TRITON_INTERPRET"] = "1"
     return subprocess.run(
@@ -271,10 +274,16 @@ def test_cli_rejects_a_runtime_cheat_with_exit_1():
 
 
 @pytest.mark.parametrize("case", [c.param("cpu") for c in CLI_ONLY])
-def test_cli_survives_a_candidate_that_attacks_the_parent(case: Case):
-    proc = foundry_check(op(case.operator), str(case.path), "--json", "--trials", "2")
+def test_cli_withstands_a_candidate_that_attacks_the_parent(case: Case):
+    """Attacks on the evaluating process itself run only under a `foundry check` subprocess. It must
+    survive, reject, and leak none of its own secrets (a canary token in its environment)."""
+    canary = "canary-" + os.urandom(6).hex()
+    proc = foundry_check(
+        op(case.operator), str(case.path), "--json", "--trials", "2", extra_env={"FOUNDRY_CANARY_TOKEN": canary}
+    )
     assert proc.returncode == 1, f"foundry check ended with {proc.returncode}: {proc.stderr[-500:]}"
     assert json.loads(proc.stdout)["verified"] is False
+    assert canary not in proc.stdout + proc.stderr, "the parent's secret reached the verdict"
 
 
 BROKEN_OPERATORS = {

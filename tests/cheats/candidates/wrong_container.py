@@ -1,0 +1,31 @@
+# cheat: returns [y], a list, where the reference returns a tensor: a drop-in replacement breaks every caller
+#        (y.shape, y + 1, ...). The worker flattens lists and tuples on both sides and records the container
+#        type, but nothing compares it with the reference's.
+# operator: softmax_rows
+# expect: output_type
+# uncaught: the output container (tensor vs list/tuple) is never compared with the reference's
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * n_cols + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        _softmax_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+        return [y]
