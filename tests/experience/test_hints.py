@@ -108,3 +108,17 @@ def test_invalid_seed_files_are_reported(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text("version: 1\nhints: [unclosed\n")
     with pytest.raises(SeedError, match="b.yaml"):
         load_seed_hints(tmp_path)
+
+
+def test_seed_genes_are_in_the_template_writers_gene_space() -> None:
+    """The template writer warm-starts from hint genes it knows; a misspelt name or value would be
+    silently ignored there, so pin the seeds to its gene space (names outside it are for the LLM only)."""
+    from foundry.codegen.genes import SPACE
+
+    llm_only = {"split_k"}
+    for hint in load_seed_hints():
+        for name, value in hint.genes.items():
+            if name in llm_only:
+                continue
+            assert name in SPACE, f"{hint.id}: unknown gene {name}"
+            assert value in SPACE[name], f"{hint.id}: {name}={value!r} is not one of {SPACE[name]}"

@@ -259,15 +259,19 @@ def test_hint_uses_are_inferred_from_the_candidates_that_applied_them(tmp_path: 
     store = ExperienceStore(tmp_path / "lib.duckdb", seeds=SOFTMAX_HINTS)
     session = store.start_run(spec(), softmax_sig(), run_id="r1", gpu=GPU)
     hints, _ = session.retrieve(spec(), 5)
-    assert {h.id for h in hints} == {"online", "rows"}  # "rows" carries genes {"BLOCK_SIZE": 4096}
-    session.record(spec(), candidate("a", BLOCK_SIZE=4096), rejected("a"))  # applied "rows": failed
-    session.record(spec(), candidate("b", BLOCK_SIZE=4096), verified("b", speedup=1.6))  # and then helped
-    named = candidate("c", BLOCK_SIZE=128).model_copy(update={"notes": "applies hint online"})
-    session.record(spec(), named, rejected("c"))  # named in the notes: a failed try of "online"
-    session.record(spec(), candidate("d", BLOCK_SIZE=4096), verified("d", speedup=None))  # untimed: no evidence
-    session.record(spec(), candidate("e", BLOCK_SIZE=512), verified("e", speedup=1.2))  # applied nothing
-    note = session.finish("improved", best=candidate("b", BLOCK_SIZE=4096), best_verdict=verified("b", speedup=1.6))
-    assert note.helped is True  # an applied retrieved hint succeeded
+    assert {h.id for h in hints} == {"online", "rows"}
+
+    def noted(cid: str, notes: str, parent: str | None = None):
+        return candidate(cid, parent=parent, BLOCK_SIZE=4096).model_copy(update={"notes": notes})
+
+    session.record(spec(), noted("a", "warm start from hint rows"), rejected("a"))  # "rows": a failed try
+    session.record(spec(), noted("b", "mutation (memory_access genes)", parent="a"), verified("b", speedup=1.6))
+    session.record(spec(), noted("c", "warm start from hint online"), rejected("c"))  # "online": failed
+    session.record(spec(), noted("d", "warm start from hint online"), verified("d", speedup=None))  # untimed
+    session.record(spec(), noted("e", "defaults; see rows-of-text"), verified("e", speedup=1.2))  # names nothing
+    best = noted("b", "mutation (memory_access genes)", parent="a")
+    note = session.finish("improved", best=best, best_verdict=verified("b", speedup=1.6))
+    assert note.helped is True  # an applied retrieved hint succeeded (through a's child b)
     stats = {s.definition.id: s for s in store.hint_stats()}
     assert (stats["rows"].tries, stats["rows"].successes, stats["rows"].mean_speedup) == (1, 1, pytest.approx(1.6))
     assert (stats["online"].tries, stats["online"].successes) == (1, 0)
@@ -275,7 +279,7 @@ def test_hint_uses_are_inferred_from_the_candidates_that_applied_them(tmp_path: 
 
     explicit = store.start_run(spec(), softmax_sig(), run_id="r2", gpu=GPU)
     explicit.retrieve(spec(), 5)
-    explicit.record(spec(), candidate("f", BLOCK_SIZE=4096), verified("f", speedup=1.3))
+    explicit.record(spec(), noted("f", "warm start from hint rows"), verified("f", speedup=1.3))
     explicit.finish("improved", applied_hints={"rows": HintResult(success=False, speedup=0.95)})  # optimizer wins
     rows = next(s for s in store.hint_stats() if s.definition.id == "rows")
     assert (rows.tries, rows.successes) == (2, 1)

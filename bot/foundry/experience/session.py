@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 
@@ -42,6 +43,7 @@ class RunSession:
         self.finished = False
         self.offered: dict[str, Hint] = {}  # hints given to this run's writers
         self.inferred: dict[str, HintResult] = {}  # how the candidates that applied them did
+        self.lineage_hints: dict[str, frozenset[str]] = {}  # candidate id → hints its lineage applied
 
     @property
     def run_id(self) -> str:
@@ -75,20 +77,22 @@ class RunSession:
         return hints
 
     def note_hint_uses(self, candidate: Candidate, verdict: Verdict) -> None:
-        """Infer which offered hints a candidate applied (it carries all of the hint's genes, or names
-        the hint in its notes) and how that went: rejected = a failed try; verified and measured =
-        success when faster than eager; verified but not timed = no evidence either way."""
+        """Infer which offered hints a candidate applied: those its notes name (the template writer
+        notes "warm start from hint <id>"), and those of its parent's lineage. How that went: rejected
+        = a failed try; verified and timed = success when faster than eager; verified but not timed
+        = no evidence either way. Explicit applied_hints at finish() take precedence."""
+        named = {hint_id for hint_id in self.offered if names_hint(candidate.notes, hint_id)}
+        inherited = self.lineage_hints.get(candidate.parent_id or "", frozenset())
+        applied = self.lineage_hints[candidate.id] = frozenset(named) | inherited
         timing = verdict.timing
         speedup = timing.speedup_eager if timing is not None and timing.measured else None
-        if verdict.verified and speedup is None:
+        if not applied or (verdict.verified and speedup is None):
             return
         result = HintResult(success=verdict.verified and speedup is not None and speedup > 1.0, speedup=speedup)
-        for hint in self.offered.values():
-            if not applies(hint, candidate):
-                continue
-            held = self.inferred.get(hint.id)
+        for hint_id in applied:
+            held = self.inferred.get(hint_id)
             if held is None or (result.success, result.speedup or 0.0) > (held.success, held.speedup or 0.0):
-                self.inferred[hint.id] = result
+                self.inferred[hint_id] = result
 
     def flush(self, timeout: float | None = None) -> bool:
         """Write pending rows. False when the library stayed busy (rows kept for the next try)."""
@@ -177,10 +181,8 @@ class RunSession:
             log.exception("experience: could not close run %s", self.run_id)
 
 
-def applies(hint: Hint, candidate: Candidate) -> bool:
-    if hint.genes and all(candidate.genes.get(name) == value for name, value in hint.genes.items()):
-        return True
-    return hint.id in candidate.notes
+def names_hint(notes: str, hint_id: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(hint_id)}(?![\w-])", notes) is not None
 
 
 def start_run(
