@@ -28,6 +28,10 @@ only through core.protocols.ExperienceSink):
     note = session.finish("improved", best=best, best_verdict=verdict,
                           applied_hints={"online-softmax": HintResult(success=True, speedup=1.8)})
     # note is a core ExperienceNote (retrieved ids, helped, summary) for RunReport.experience.
+    # applied_hints may be omitted: the session then infers hint use from the recorded candidates
+    # (a candidate whose notes name a hint id, e.g. the template writer's "warm start from hint
+    # <id>", and its descendants applied it; success = verified and faster than eager; untimed
+    # verified candidates are no evidence). Explicit results override the inferred ones.
     # `with store.start_run(...) as session:` marks the run crashed if the block raises.
 
 Outcomes: improved (verified and faster) · verified (verified, speed not measured) · no_gain ·
