@@ -37,6 +37,7 @@ HONEST_CASES = {
     "elementwise": "elementwise_chain",
     "linear": "linear_small",
     "tiny_loss": "tiny_loss",
+    "scalar_loss": "scalar_loss",
 }
 TRIALS = 2  # correctness trials per evaluation (plus the operator's shape variants); 2 keeps "rewrite"
 

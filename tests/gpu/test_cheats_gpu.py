@@ -74,7 +74,7 @@ def test_fault_becomes_a_verdict_on_cuda(case: Case, evaluators: Evaluators):
 
 def test_parent_evaluates_on_after_faults_on_cuda(evaluators: Evaluators):
     source = (HONEST / "softmax.py").read_text()
-    for config in sorted({c.config for c in FAULT_CASES}, key=str):
+    for config in sorted({c.config for c in FAULT_CASES if "timeout_s" not in dict(c.config)}, key=str):
         verdict = evaluators.get("softmax_rows", config).evaluate(candidate(source, "after-faults"))
         assert verdict.verified, (config, verdict.failure and verdict.failure.headline())
 
