@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 
@@ -44,6 +45,7 @@ class RunSession:
         self.offered: dict[str, Hint] = {}  # hints given to this run's writers
         self.inferred: dict[str, HintResult] = {}  # how the candidates that applied them did
         self.lineage_hints: dict[str, frozenset[str]] = {}  # candidate id → hints its lineage applied
+        self.lock = threading.RLock()  # record() may come from evaluation threads
 
     @property
     def run_id(self) -> str:
@@ -60,6 +62,10 @@ class RunSession:
         return self.retrieval.hint_records(), self.retrieval.candidates()
 
     def record(self, spec: OperatorSpec, candidate: Candidate, verdict: Verdict) -> None:
+        with self.lock:
+            self._record(candidate, verdict)
+
+    def _record(self, candidate: Candidate, verdict: Verdict) -> None:
         self.evaluated += 1
         self.verified += int(verdict.verified)
         self.parents[candidate.id] = candidate.parent_id
@@ -96,6 +102,10 @@ class RunSession:
 
     def flush(self, timeout: float | None = None) -> bool:
         """Write pending rows. False when the library stayed busy (rows kept for the next try)."""
+        with self.lock:
+            return self._flush(timeout)
+
+    def _flush(self, timeout: float | None) -> bool:
         if not self.pending:
             return True
         try:
