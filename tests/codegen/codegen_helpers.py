@@ -1,4 +1,4 @@
-"""Helpers for codegen tests (imported by the test modules): candidates from the template writer, judged by the real evaluator."""
+"""Helpers for codegen tests: requests for the template writer, verdicts of the real evaluator."""
 
 from __future__ import annotations
 
@@ -17,8 +17,15 @@ OPERATORS = Path(__file__).resolve().parent / "operators"
 
 def request_for(path: Path, **kw: Any) -> ProposalRequest:
     op = load_operator(str(path))
-    fields: dict[str, Any] = {"spec": op.spec, "operator_source": op.source, "expert": "fusion", "island": 0,
-                              "generation": 0, "count": 1, "seed": 0}
+    fields: dict[str, Any] = {
+        "spec": op.spec,
+        "operator_source": op.source,
+        "expert": "fusion",
+        "island": 0,
+        "generation": 0,
+        "count": 1,
+        "seed": 0,
+    }
     fields.update(kw)
     return ProposalRequest(**fields)
 

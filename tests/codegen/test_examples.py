@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from codegen_helpers import EXAMPLES, evaluate, explain, request_for
 
 pytestmark = [pytest.mark.interp, pytest.mark.slow]

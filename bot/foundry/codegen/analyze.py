@@ -62,8 +62,15 @@ def signature(source: str, class_name: str) -> tuple[str, list[str], list[str]]:
             raise UnsupportedError(fn.name, "*args, **kwargs and keyword-only parameters are not supported")
     if init is None:
         return "", [], [a.arg for a in fwd.args.args[1:]]
-    args = ast.arguments(posonlyargs=[], args=init.args.args[1:], vararg=None, kwonlyargs=[], kw_defaults=[],
-                         kwarg=None, defaults=init.args.defaults)
+    args = ast.arguments(
+        posonlyargs=[],
+        args=init.args.args[1:],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=init.args.defaults,
+    )
     for a in args.args:
         a.annotation = None
     return ast.unparse(args), [a.arg for a in args.args], [a.arg for a in fwd.args.args[1:]]
@@ -77,8 +84,9 @@ def on_meta(fn: Any) -> Any:
 class Merger:
     """Resolve per-capture literals to expressions valid for every capture."""
 
-    def __init__(self, inits: list[list[Any]], inputs: list[list[Any]], init_names: list[str],
-                 fwd_names: list[str]) -> None:
+    def __init__(
+        self, inits: list[list[Any]], inputs: list[list[Any]], init_names: list[str], fwd_names: list[str]
+    ) -> None:
         self.inits = inits
         self.inputs = inputs
         self.init_names = init_names
@@ -185,14 +193,23 @@ def analyze(loaded: Any) -> Analysis:
     state = [m.state_dict() for m in models]
     for key, tensor in state[0].items():
         shapes = [tuple(s[key].shape) for s in state]
-        exprs = [merger.literal([sh[d] for sh in shapes], "init", allow_inputs=False)
-                 for d in range(len(shapes[0]))]
+        exprs = [merger.literal([sh[d] for sh in shapes], "init", allow_inputs=False) for d in range(len(shapes[0]))]
         params[key] = (exprs, tensor.dtype, key in buffers)
     out_dtypes = {str(main.nodes[o].dtype) for o in main.outputs}
     return Analysis(
-        name=identifier(spec.name), class_name=spec.class_name, path=spec.path, dtype=",".join(sorted(out_dtypes)),
-        precision=spec.precision, graph=main, segments=segments, init_params=init_params, init_args=init_names,
-        forward_args=fwd_names, params=params, const_exprs=const_exprs, view_exprs=view_exprs,
+        name=identifier(spec.name),
+        class_name=spec.class_name,
+        path=spec.path,
+        dtype=",".join(sorted(out_dtypes)),
+        precision=spec.precision,
+        graph=main,
+        segments=segments,
+        init_params=init_params,
+        init_args=init_names,
+        forward_args=fwd_names,
+        params=params,
+        const_exprs=const_exprs,
+        view_exprs=view_exprs,
         stored_args=merger.stored,
     )
 
@@ -237,8 +254,11 @@ def view_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
     if kind == "unsqueeze":
         return f"{{src}}.unsqueeze({params[0]})"
     if kind == "squeeze":
-        return f"{{src}}.squeeze({', '.join(map(str, params[0])) if isinstance(params[0], list) else params[0]})" \
-            if params else "{src}.squeeze()"
+        return (
+            f"{{src}}.squeeze({', '.join(map(str, params[0])) if isinstance(params[0], list) else params[0]})"
+            if params
+            else "{src}.squeeze()"
+        )
     if kind == "groups":
         groups = merger.literal([g.nodes[name].attrs["params"][0] for g in graphs], "self")
         return f"{{src}}.reshape({{src}}.shape[0], {groups}, -1)"

@@ -22,13 +22,41 @@ from foundry.codegen.ir import Graph, Node, UnsupportedError
 VIEW_OPS = {"view", "reshape", "_unsafe_view", "t", "transpose", "permute", "unsqueeze", "squeeze", "expand"}
 IDENTITY_OPS = {"detach", "alias", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "dropout"}
 SIMPLE_POINTWISE = {
-    "neg": "neg", "exp": "exp", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs", "relu": "relu",
-    "sigmoid": "sigmoid", "tanh": "tanh", "erf": "erf", "reciprocal": "reciprocal", "log1p": "log1p",
-    "expm1": "expm1", "sin": "sin", "cos": "cos", "sign": "sign", "floor": "floor", "ceil": "ceil",
-    "silu": "silu", "mish": "mish", "hardsigmoid": "hardsigmoid", "hardswish": "hardswish",
-    "logical_not": "logical_not", "square": "square", "maximum": "maximum", "minimum": "minimum",
-    "lt": "lt", "gt": "gt", "le": "le", "ge": "ge", "eq": "eq", "ne": "ne", "logical_and": "logical_and",
-    "logical_or": "logical_or", "mul": "mul",
+    "neg": "neg",
+    "exp": "exp",
+    "log": "log",
+    "sqrt": "sqrt",
+    "rsqrt": "rsqrt",
+    "abs": "abs",
+    "relu": "relu",
+    "sigmoid": "sigmoid",
+    "tanh": "tanh",
+    "erf": "erf",
+    "reciprocal": "reciprocal",
+    "log1p": "log1p",
+    "expm1": "expm1",
+    "sin": "sin",
+    "cos": "cos",
+    "sign": "sign",
+    "floor": "floor",
+    "ceil": "ceil",
+    "silu": "silu",
+    "mish": "mish",
+    "hardsigmoid": "hardsigmoid",
+    "hardswish": "hardswish",
+    "logical_not": "logical_not",
+    "square": "square",
+    "maximum": "maximum",
+    "minimum": "minimum",
+    "lt": "lt",
+    "gt": "gt",
+    "le": "le",
+    "ge": "ge",
+    "eq": "eq",
+    "ne": "ne",
+    "logical_and": "logical_and",
+    "logical_or": "logical_or",
+    "mul": "mul",
 }
 
 
@@ -83,8 +111,9 @@ class Lowerer:
             name = f"{base}_{self.counter}"
         return name
 
-    def add(self, op: str, args: Sequence[str], shape: Sequence[int], dtype: torch.dtype, base: str = "",
-            **attrs: Any) -> str:
+    def add(
+        self, op: str, args: Sequence[str], shape: Sequence[int], dtype: torch.dtype, base: str = "", **attrs: Any
+    ) -> str:
         name = self.fresh(base or op)
         self.nodes[name] = Node(name, op, tuple(args), tuple(shape), dtype, dict(attrs))
         return name
@@ -114,8 +143,9 @@ class Lowerer:
         shape = broadcast(*(self.shape(a) for a in args))
         return self.add(op, args, shape, dtype, **attrs)
 
-    def reduce(self, op: str, x: str, dims: tuple[int, ...], keepdim: bool = True,
-               dtype: torch.dtype = torch.float32) -> str:
+    def reduce(
+        self, op: str, x: str, dims: tuple[int, ...], keepdim: bool = True, dtype: torch.dtype = torch.float32
+    ) -> str:
         return self.add(op, (x,), reduced_shape(self.shape(x), dims, keepdim), dtype, dims=dims, keepdim=keepdim)
 
     def mean(self, x: str, dims: tuple[int, ...], keepdim: bool = True) -> str:
@@ -208,8 +238,11 @@ class Lowerer:
         return self.pw("sub", self.val(a), rhs)
 
     def op_rsub(self, node: fx.Node, a: Any, b: Any, alpha: Any = 1) -> str:
-        return self.op_sub(node, b, a, alpha) if alpha == 1 else self.pw(
-            "sub", self.val(b), self.pw("mul", self.val(a), self.const(alpha)))
+        return (
+            self.op_sub(node, b, a, alpha)
+            if alpha == 1
+            else self.pw("sub", self.val(b), self.pw("mul", self.val(a), self.const(alpha)))
+        )
 
     def op_div(self, node: fx.Node, a: Any, b: Any, rounding_mode: Any = None) -> str:
         if rounding_mode is not None:
@@ -318,12 +351,14 @@ class Lowerer:
             raise UnsupportedError(f"aten.{op}", "an index into the flattened tensor (dim=None)")
         return self.reduce(op, xv, norm_dims(dim, len(self.shape(xv))), keepdim, dtype=torch.int64)
 
-    def op_var(self, node: fx.Node, x: Any, dims: Any = None, correction: Any = 1, keepdim: bool = False,
-               **kw: Any) -> str:
+    def op_var(
+        self, node: fx.Node, x: Any, dims: Any = None, correction: Any = 1, keepdim: bool = False, **kw: Any
+    ) -> str:
         return self.variance(x, dims, correction, keepdim)
 
-    def op_std(self, node: fx.Node, x: Any, dims: Any = None, correction: Any = 1, keepdim: bool = False,
-               **kw: Any) -> str:
+    def op_std(
+        self, node: fx.Node, x: Any, dims: Any = None, correction: Any = 1, keepdim: bool = False, **kw: Any
+    ) -> str:
         return self.pw("sqrt", self.variance(x, dims, correction, keepdim))
 
     def variance(self, x: Any, dims: Any, correction: Any, keepdim: bool) -> str:
@@ -341,8 +376,9 @@ class Lowerer:
         total = self.reduce("sum", self.pw("exp", self.pw("sub", xv, peak)), d)
         return self.pw("add", self.pw("log", total), peak)
 
-    def op_linalg_vector_norm(self, node: fx.Node, x: Any, ord: Any = 2, dims: Any = None, keepdim: bool = False,
-                              **kw: Any) -> str:
+    def op_linalg_vector_norm(
+        self, node: fx.Node, x: Any, ord: Any = 2, dims: Any = None, keepdim: bool = False, **kw: Any
+    ) -> str:
         xv = self.val(x)
         d = norm_dims(dims, len(self.shape(xv)))
         if ord == 2:
@@ -392,12 +428,14 @@ class Lowerer:
         self.nodes[y].shape, self.nodes[y].dtype = tuple(meta[0].shape), meta[0].dtype
         return (y, mean, rstd)
 
-    def op_native_group_norm(self, node: fx.Node, x: Any, w: Any, b: Any, n: int, c: int, hw: int, groups: int,
-                             eps: float) -> tuple:
+    def op_native_group_norm(
+        self, node: fx.Node, x: Any, w: Any, b: Any, n: int, c: int, hw: int, groups: int, eps: float
+    ) -> tuple:
         xv = self.val(x)
         meta = node.meta["val"][0]
-        grouped = self.add("hostview", (xv,), (n, groups, (c // groups) * hw), meta.dtype, base="v",
-                           view="groups", params=[groups])
+        grouped = self.add(
+            "hostview", (xv,), (n, groups, (c // groups) * hw), meta.dtype, base="v", view="groups", params=[groups]
+        )
         y, mean, rstd = self.normalize(grouped, (2,), eps)
         for param, op in ((w, "mul"), (b, "add")):
             if param is not None:
@@ -406,14 +444,16 @@ class Lowerer:
         out = self.add("hostview", (y,), tuple(meta.shape), meta.dtype, base="v", view="like", params=[xv])
         return (out, mean, rstd)
 
-    def op_native_batch_norm(self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any, training: bool,
-                             momentum: float, eps: float) -> tuple:
+    def op_native_batch_norm(
+        self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any, training: bool, momentum: float, eps: float
+    ) -> tuple:
         if training or mean is None or var is None:
             raise UnsupportedError("aten.native_batch_norm", "batch statistics (training mode)")
         return self.batch_norm(node, x, w, b, mean, var, eps)
 
-    def op_native_batch_norm_legit_no_training(self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any,
-                                                momentum: float, eps: float) -> tuple:
+    def op_native_batch_norm_legit_no_training(
+        self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any, momentum: float, eps: float
+    ) -> tuple:
         return self.batch_norm(node, x, w, b, mean, var, eps)
 
     def batch_norm(self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any, eps: float) -> tuple:
@@ -423,8 +463,7 @@ class Lowerer:
         def chan(p: Any) -> str:
             pv = self.val(p)
             shape = (self.shape(pv)[0],) + (1,) * (rank - 2)
-            return self.add("hostview", (pv,), shape, self.nodes[pv].dtype, base="v", view="channel",
-                            params=[rank - 2])
+            return self.add("hostview", (pv,), shape, self.nodes[pv].dtype, base="v", view="channel", params=[rank - 2])
 
         scale = self.pw("rsqrt", self.pw("add", chan(var), self.const(eps)))
         y = self.pw("mul", self.pw("sub", xv, chan(mean)), scale)
@@ -465,8 +504,9 @@ class Lowerer:
         lin = self.pw("mul", self.pw("sub", diff, self.const(0.5 * delta)), self.const(delta))
         return self.reduction(self.pw("where", self.pw("lt", diff, self.const(delta)), quad, lin), reduction)
 
-    def op_binary_cross_entropy_with_logits(self, node: fx.Node, x: Any, y: Any, weight: Any = None,
-                                            pos_weight: Any = None, reduction: int = 1) -> str:
+    def op_binary_cross_entropy_with_logits(
+        self, node: fx.Node, x: Any, y: Any, weight: Any = None, pos_weight: Any = None, reduction: int = 1
+    ) -> str:
         if weight is not None or pos_weight is not None:
             raise UnsupportedError("aten.binary_cross_entropy_with_logits", "weight / pos_weight")
         xv, yv = self.val(x), self.val(y)
@@ -475,8 +515,9 @@ class Lowerer:
         loss = self.pw("add", self.pw("sub", self.pw("relu", xv), self.pw("mul", xv, yv)), stable)
         return self.reduction(loss, reduction)
 
-    def op_nll_loss_forward(self, node: fx.Node, logp: Any, target: Any, weight: Any, reduction: int,
-                            ignore_index: int) -> tuple:
+    def op_nll_loss_forward(
+        self, node: fx.Node, logp: Any, target: Any, weight: Any, reduction: int, ignore_index: int
+    ) -> tuple:
         if weight is not None:
             raise UnsupportedError("aten.nll_loss_forward", "class weights")
         lp, tv = self.val(logp), self.val(target)
@@ -530,7 +571,7 @@ def capture(model: nn.Module, inputs: Sequence[Any]) -> Graph:
     state = set(model.state_dict().keys())
     gm = capture_graph(model, inputs)
     graph = lower(gm, keys, len(inputs))
-    for leaf, key in graph.params.items():
+    for key in graph.params.values():
         if key not in state:
             raise UnsupportedError(key, "a non-persistent buffer: its value is not in the state_dict")
     return graph

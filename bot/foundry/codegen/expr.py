@@ -19,11 +19,33 @@ TL_DTYPES = {
     torch.bool: "tl.int1",
 }
 
-BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "gt": ">", "le": "<=", "ge": ">=",
-          "eq": "==", "ne": "!=", "logical_and": "&", "logical_or": "|"}
-UNARY_FN = {"exp": "tl.exp", "log": "tl.log", "sqrt": "tl.sqrt", "rsqrt": "tl.rsqrt", "abs": "tl.abs",
-            "sigmoid": "tl.sigmoid", "erf": "tl.erf", "sin": "tl.sin", "cos": "tl.cos", "floor": "tl.floor",
-            "ceil": "tl.ceil"}
+BINARY = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "lt": "<",
+    "gt": ">",
+    "le": "<=",
+    "ge": ">=",
+    "eq": "==",
+    "ne": "!=",
+    "logical_and": "&",
+    "logical_or": "|",
+}
+UNARY_FN = {
+    "exp": "tl.exp",
+    "log": "tl.log",
+    "sqrt": "tl.sqrt",
+    "rsqrt": "tl.rsqrt",
+    "abs": "tl.abs",
+    "sigmoid": "tl.sigmoid",
+    "erf": "tl.erf",
+    "sin": "tl.sin",
+    "cos": "tl.cos",
+    "floor": "tl.floor",
+    "ceil": "tl.ceil",
+}
 
 
 def literal(value: float | int) -> str:

@@ -109,6 +109,7 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
         while g["col.BLOCK_R"] > 4 and g["col.BLOCK_R"] * g["col.BLOCK_I"] > MAX_TILE_ELEMENTS // 8:
             g["col.BLOCK_R"] //= 2
     if "matmul.BLOCK_M" in g:
+
         def smem() -> int:
             tile = (g["matmul.BLOCK_M"] + g["matmul.BLOCK_N"]) * g["matmul.BLOCK_K"] * element_bytes
             return tile * max(1, g["matmul.num_stages"])

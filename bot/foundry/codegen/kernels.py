@@ -136,8 +136,9 @@ class PointwiseEmitter(SegmentEmitter):
         bcast = [t for t in self.tensors if self.role(t) == "bcast"]
         pattern = []
         for d, size in enumerate(base):
-            pattern.append(None if size == 1 else tuple(
-                right_align(self.nodes[t].shape, len(base))[d] == size for t in bcast))
+            pattern.append(
+                None if size == 1 else tuple(right_align(self.nodes[t].shape, len(base))[d] == size for t in bcast)
+            )
         groups: list[list[int]] = []
         current: Any = "start"
         for d, p in enumerate(pattern):
@@ -190,7 +191,7 @@ class PointwiseEmitter(SegmentEmitter):
             body.append(self.statement(n))
         for o in self.seg.outputs:
             body.append(f"tl.store({o}_ptr + offs, {self.store_value(o)}, mask=mask)")
-        kernel = [f"@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+        kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):"]
         lines = []
@@ -206,7 +207,8 @@ class PointwiseEmitter(SegmentEmitter):
         for g in used:
             dims = groups[g]
             lines.append(f"size{g} = math.prod(shape[{span(dims[0], dims[-1] + 1, rank)}])")
-            lines.append(f"inner{g} = math.prod(shape[{span(dims[-1] + 1, rank, rank)}])")
+            inner = "1" if dims[-1] + 1 == rank else f"math.prod(shape[{span(dims[-1] + 1, rank, rank)}])"
+            lines.append(f"inner{g} = {inner}")
         for t in bcast:
             have = [g for g in used if self.has_group(t, groups[g])]
             for i, g in enumerate(have):
@@ -219,8 +221,9 @@ class PointwiseEmitter(SegmentEmitter):
         lines.append(f"{name}[grid]({', '.join(call_args)}, BLOCK={block}, {self.launch_opts()})")
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher += indent(lines, 4)
-        return Emitted("\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars,
-                       self.seg.outputs, [name])
+        return Emitted(
+            "\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars, self.seg.outputs, [name]
+        )
 
     def device(self) -> str:
         return f"{self.tensors[0]}.device" if self.tensors else "'cuda'"
@@ -244,8 +247,9 @@ class RowEmitter(SegmentEmitter):
                 continue
             role = "scalar" if numel(node.shape) == 1 else row_role(node.shape, base, dims)
             if role is None:
-                raise UnsupportedError(node.op, f"operand of shape {list(node.shape)} in a row kernel over "
-                                                f"{list(base)}")
+                raise UnsupportedError(
+                    node.op, f"operand of shape {list(node.shape)} in a row kernel over {list(base)}"
+                )
             self.roles[t] = role
         for n in self.seg.nodes:
             node = self.nodes[n]
@@ -253,8 +257,7 @@ class RowEmitter(SegmentEmitter):
                 self.roles[n] = "perrow"
             else:
                 arg_roles = {self.role(a) for a in node.args}
-                self.roles[n] = next((r for r in ("full", "gchan", "colparam", "perrow") if r in arg_roles),
-                                     "scalar")
+                self.roles[n] = next((r for r in ("full", "gchan", "colparam", "perrow") if r in arg_roles), "scalar")
                 if self.roles[n] == "gchan" or ("colparam" in arg_roles and "perrow" in arg_roles):
                     self.roles[n] = "full"
         self.full_inputs = [t for t in self.tensors if self.roles[t] == "full"]
@@ -419,11 +422,14 @@ class RowEmitter(SegmentEmitter):
         order = self.closure(list(self.seg.outputs), known)
         body += self.value_lines(order, True, True)
         body += self.stores(self.seg.outputs)
-        return [f"@triton.jit", f"def {name}({', '.join(self.params())}):", *indent(body, 4)]
+        return ["@triton.jit", f"def {name}({', '.join(self.params())}):", *indent(body, 4)]
 
     def params(self) -> list[str]:
-        extra = ["G", "CPG", "HW"] if any(self.nodes[a].op == "gparam" for n in self.seg.nodes
-                                           for a in self.nodes[n].args) else []
+        extra = (
+            ["G", "CPG", "HW"]
+            if any(self.nodes[a].op == "gparam" for n in self.seg.nodes for a in self.nodes[n].args)
+            else []
+        )
         return self.kernel_params() + ["M", "N"] + extra + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr"]
 
     def loop_kernel(self, name: str) -> list[str]:
@@ -437,8 +443,14 @@ class RowEmitter(SegmentEmitter):
         stored: set[str] = set()
         for p in range(last + 1):
             # per-row values that are known before this pass
-            ready = [n for n in self.seg.nodes if self.roles[n] in ("perrow", "scalar")
-                     and self.nodes[n].kind not in ("reduce", "gather") and self.level[n] <= p and n not in known]
+            ready = [
+                n
+                for n in self.seg.nodes
+                if self.roles[n] in ("perrow", "scalar")
+                and self.nodes[n].kind not in ("reduce", "gather")
+                and self.level[n] <= p
+                and n not in known
+            ]
             body += self.value_lines(self.closure(ready, known), False, False)
             known |= set(self.closure(ready, known))
             outs = [o for o in row_outs if o in known and o not in stored]
@@ -465,12 +477,17 @@ class RowEmitter(SegmentEmitter):
             for r in here:
                 body += self.acc_final(r)
             known |= set(here)
-        ready = [n for n in self.seg.nodes if n not in known and self.roles[n] in ("perrow", "scalar")
-                 and self.nodes[n].kind not in ("reduce", "gather")]
+        ready = [
+            n
+            for n in self.seg.nodes
+            if n not in known
+            and self.roles[n] in ("perrow", "scalar")
+            and self.nodes[n].kind not in ("reduce", "gather")
+        ]
         body += self.value_lines(self.closure(ready, known), False, False)
         known |= set(ready)
         body += self.stores([o for o in row_outs if o not in stored])
-        return [f"@triton.jit", f"def {name}({', '.join(self.params())}):", *indent(body, 4)]
+        return ["@triton.jit", f"def {name}({', '.join(self.params())}):", *indent(body, 4)]
 
     def acc_init(self, r: str) -> list[str]:
         op = self.nodes[r].op
@@ -484,8 +501,10 @@ class RowEmitter(SegmentEmitter):
             ident = IDENTITY[op]
             return [f"{r}_acc = tl.full([BLOCK_M, BLOCK_N], {ident}, dtype=tl.float32)"]
         ident = "-float('inf')" if op == "argmax" else "float('inf')"
-        return [f"{r}_best = tl.full([BLOCK_M, 1], {ident}, dtype=tl.float32)",
-                f"{r} = tl.zeros([BLOCK_M, 1], dtype=tl.int64)"]
+        return [
+            f"{r}_best = tl.full([BLOCK_M, 1], {ident}, dtype=tl.float32)",
+            f"{r} = tl.zeros([BLOCK_M, 1], dtype=tl.int64)",
+        ]
 
     def acc_update(self, r: str) -> list[str]:
         node = self.nodes[r]
@@ -541,15 +560,14 @@ class RowEmitter(SegmentEmitter):
         names.append(loop_name)
 
         base_t = self.full_inputs[0]
-        r, k = len(self.seg.base), len(self.seg.dims)
+        k = len(self.seg.dims)
         lines = [f"{t} = {t}.contiguous()" for t in self.tensors]
         lines.append(f"shape = {base_t}.shape")
         lines.append(f"N = math.prod(shape[{-k}:])")
         lines.append(f"M = math.prod(shape[:{-k}])")
         lines.extend(self.size_lines("shape"))
         for o in self.seg.outputs:
-            lines.append(f"{o} = torch.empty({self.out_shape(o)}, device={base_t}.device, "
-                         f"dtype={self.dtype_expr(o)})")
+            lines.append(f"{o} = torch.empty({self.out_shape(o)}, device={base_t}.device, dtype={self.dtype_expr(o)})")
         extra: list[str] = []
         gp = [a for n in self.seg.nodes for a in self.nodes[n].args if self.nodes[a].op == "gparam"]
         if gp:
@@ -559,20 +577,31 @@ class RowEmitter(SegmentEmitter):
         block_m = self.genes["BLOCK_M"]
         call = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["M", "N"] + extra
         grid = f"(triton.cdiv(M, {block_m}),)"
-        loop_call = (f"{loop_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
-                     f"BLOCK_N={self.genes['BLOCK_N']}, {self.launch_opts()})")
+        loop_call = (
+            f"{loop_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
+            f"BLOCK_N={self.genes['BLOCK_N']}, {self.launch_opts()})"
+        )
         if max_single > 0:
             lines.append(f"if triton.next_power_of_2(N) <= {max_single}:")
-            lines.append(f"    {single_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
-                         f"BLOCK_N=triton.next_power_of_2(N), {self.launch_opts()})")
+            lines.append(
+                f"    {single_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
+                f"BLOCK_N=triton.next_power_of_2(N), {self.launch_opts()})"
+            )
             lines.append("else:")
             lines.append(f"    {loop_call}")
         else:
             lines.append(loop_call)
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
-        return Emitted("\n\n\n".join(kernels), "\n".join(launcher), self.launcher, self.tensors, self.scalars,
-                       self.seg.outputs, names)
+        return Emitted(
+            "\n\n\n".join(kernels),
+            "\n".join(launcher),
+            self.launcher,
+            self.tensors,
+            self.scalars,
+            self.seg.outputs,
+            names,
+        )
 
     def out_shape(self, o: str) -> str:
         node = self.nodes[o]
@@ -596,11 +625,16 @@ class FullEmitter(PointwiseEmitter):
         for r in reductions:
             if self.nodes[r].op not in ("sum", "max", "min"):
                 raise UnsupportedError(f"{self.nodes[r].op} over all elements", "no full-tensor template")
-        prologue = [n for n in self.seg.nodes if self.nodes[n].shape == self.seg.base
-                    and self.nodes[n].kind == "pointwise"]
+        prologue = [
+            n for n in self.seg.nodes if self.nodes[n].shape == self.seg.base and self.nodes[n].kind == "pointwise"
+        ]
         epilogue = [n for n in self.seg.nodes if n not in prologue and n not in reductions]
-        big = [t for t in self.tensors if self.nodes[t].shape == self.seg.base or
-               (broadcastable(self.nodes[t].shape, self.seg.base) and numel(self.nodes[t].shape) > 1)]
+        big = [
+            t
+            for t in self.tensors
+            if self.nodes[t].shape == self.seg.base
+            or (broadcastable(self.nodes[t].shape, self.seg.base) and numel(self.nodes[t].shape) > 1)
+        ]
         small = [t for t in self.tensors if t not in big]
         full_outs = [o for o in self.seg.outputs if o in prologue]
         end_outs = [o for o in self.seg.outputs if o not in prologue]
@@ -618,10 +652,19 @@ class FullEmitter(PointwiseEmitter):
         stride_args = [f"{t}_s{g}" for t in bcast for g in used if self.has_group(t, groups[g])]
         prologue_scalars = [s for s in self.scalars if any(s in self.nodes[n].args for n in prologue)]
         prologue_sizes = [s for s in self.sizes if any(s in self.nodes[n].args for n in prologue)]
-        params = ([f"{t}_ptr" for t in big] + [f"{o}_ptr" for o in full_outs] + ["partial_ptr"] + prologue_scalars
-                  + prologue_sizes + ["numel"] + group_args + stride_args + ["BLOCK: tl.constexpr"])
+        params = (
+            [f"{t}_ptr" for t in big]
+            + [f"{o}_ptr" for o in full_outs]
+            + ["partial_ptr"]
+            + prologue_scalars
+            + prologue_sizes
+            + ["numel"]
+            + group_args
+            + stride_args
+            + ["BLOCK: tl.constexpr"]
+        )
         body = ["pid = tl.program_id(0)", "nprog = tl.num_programs(0)"]
-        for i, r in enumerate(reductions):
+        for r in reductions:
             ident = IDENTITY[self.nodes[r].op]
             body.append(f"{r}_acc = tl.full([BLOCK], {ident}, dtype=tl.float32)")
         loop = ["offs = start + tl.arange(0, BLOCK)", "mask = offs < numel"]
@@ -651,26 +694,33 @@ class FullEmitter(PointwiseEmitter):
         for i, r in enumerate(reductions):
             fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[self.nodes[r].op]
             body.append(f"tl.store(partial_ptr + pid * {k} + {i}, {fn}({r}_acc, axis=0))")
-        part = [f"@triton.jit", f"def {part_name}({', '.join(params)}):", *indent(body, 4)]
+        part = ["@triton.jit", f"def {part_name}({', '.join(params)}):", *indent(body, 4)]
 
         # combine kernel: partials → reductions → epilogue → scalar outputs
         epi_scalars = [s for s in self.scalars if any(s in self.nodes[n].args for n in epilogue)]
         epi_sizes = [s for s in self.sizes if any(s in self.nodes[n].args for n in epilogue)]
-        cparams = (["partial_ptr"] + [f"{t}_ptr" for t in small] + [f"{o}_ptr" for o in end_outs] + epi_scalars
-                   + epi_sizes + ["P", "BLOCK_P: tl.constexpr"])
+        cparams = (
+            ["partial_ptr"]
+            + [f"{t}_ptr" for t in small]
+            + [f"{o}_ptr" for o in end_outs]
+            + epi_scalars
+            + epi_sizes
+            + ["P", "BLOCK_P: tl.constexpr"]
+        )
         cbody = ["offs = tl.arange(0, BLOCK_P)", "mask = offs < P"]
         for i, r in enumerate(reductions):
             op = self.nodes[r].op
             fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[op]
-            cbody.append(f"{r} = {fn}(tl.load(partial_ptr + offs * {k} + {i}, mask=mask, other={IDENTITY[op]}), "
-                         "axis=0)")
+            cbody.append(
+                f"{r} = {fn}(tl.load(partial_ptr + offs * {k} + {i}, mask=mask, other={IDENTITY[op]}), axis=0)"
+            )
         for t in small:
             cbody.append(f"{t} = {self.load_cast(f'tl.load({t}_ptr)', t)}")
         for n in epilogue:
             cbody.append(self.statement(n))
         for o in end_outs:
             cbody.append(f"tl.store({o}_ptr, {self.store_value(o)})")
-        comb = [f"@triton.jit", f"def {comb_name}({', '.join(cparams)}):", *indent(cbody, 4)]
+        comb = ["@triton.jit", f"def {comb_name}({', '.join(cparams)}):", *indent(cbody, 4)]
 
         self.tensors = self.tensors_saved
         block = self.genes["BLOCK_SIZE"]
@@ -683,7 +733,8 @@ class FullEmitter(PointwiseEmitter):
         for g in used:
             dims = groups[g]
             lines.append(f"size{g} = math.prod(shape[{span(dims[0], dims[-1] + 1, rank)}])")
-            lines.append(f"inner{g} = math.prod(shape[{span(dims[-1] + 1, rank, rank)}])")
+            inner = "1" if dims[-1] + 1 == rank else f"math.prod(shape[{span(dims[-1] + 1, rank, rank)}])"
+            lines.append(f"inner{g} = {inner}")
         for t in bcast:
             have = [g for g in used if self.has_group(t, groups[g])]
             for i, g in enumerate(have):
@@ -693,19 +744,24 @@ class FullEmitter(PointwiseEmitter):
         for o in full_outs:
             lines.append(f"{o} = torch.empty(shape, device={dev}, dtype={self.dtype_expr(o)})")
         for o in end_outs:
-            lines.append(f"{o} = torch.empty({tuple(self.nodes[o].shape)!r}, device={dev}, "
-                         f"dtype={self.dtype_expr(o)})")
+            lines.append(f"{o} = torch.empty({tuple(self.nodes[o].shape)!r}, device={dev}, dtype={self.dtype_expr(o)})")
         lines.append(f"P = max(1, min({self.genes['partials']}, triton.cdiv(numel, {block})))")
         lines.append(f"partial = torch.empty((P, {k}), device={dev}, dtype=torch.float32)")
-        pcall = ([*big, *full_outs, "partial", *prologue_scalars, *prologue_sizes, "numel"] + group_args
-                 + stride_args)
+        pcall = [*big, *full_outs, "partial", *prologue_scalars, *prologue_sizes, "numel"] + group_args + stride_args
         lines.append(f"{part_name}[(P,)]({', '.join(pcall)}, BLOCK={block}, {self.launch_opts()})")
         ccall = ["partial", *small, *end_outs, *epi_scalars, *epi_sizes, "P"]
         lines.append(f"{comb_name}[(1,)]({', '.join(ccall)}, BLOCK_P=triton.next_power_of_2(P), num_warps=4)")
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
-        return Emitted("\n".join(part) + "\n\n\n" + "\n".join(comb), "\n".join(launcher), self.launcher,
-                       self.tensors, self.scalars, self.seg.outputs, [part_name, comb_name])
+        return Emitted(
+            "\n".join(part) + "\n\n\n" + "\n".join(comb),
+            "\n".join(launcher),
+            self.launcher,
+            self.tensors,
+            self.scalars,
+            self.seg.outputs,
+            [part_name, comb_name],
+        )
 
 
 # -- col: reduction over middle dims ----------------------------------------------------------------
@@ -717,8 +773,9 @@ class ColEmitter(SegmentEmitter):
 
     def emit(self) -> Emitted:
         reductions = [n for n in self.seg.nodes if self.nodes[n].kind == "reduce"]
-        prologue = [n for n in self.seg.nodes if self.nodes[n].shape == self.seg.base
-                    and self.nodes[n].kind == "pointwise"]
+        prologue = [
+            n for n in self.seg.nodes if self.nodes[n].shape == self.seg.base and self.nodes[n].kind == "pointwise"
+        ]
         epilogue = [n for n in self.seg.nodes if n not in prologue and n not in reductions]
         for t in self.tensors:
             if self.nodes[t].shape != self.seg.base and numel(self.nodes[t].shape) != 1:
@@ -739,12 +796,17 @@ class ColEmitter(SegmentEmitter):
             op = self.nodes[r].op
             if op in ("argmax", "argmin"):
                 ident = "-float('inf')" if op == "argmax" else "float('inf')"
-                body += [f"{r}_best = tl.full([1, BLOCK_I], {ident}, dtype=tl.float32)",
-                         f"{r} = tl.zeros([1, BLOCK_I], dtype=tl.int64)"]
+                body += [
+                    f"{r}_best = tl.full([1, BLOCK_I], {ident}, dtype=tl.float32)",
+                    f"{r} = tl.zeros([1, BLOCK_I], dtype=tl.int64)",
+                ]
             else:
                 body.append(f"{r}_acc = tl.full([BLOCK_R, BLOCK_I], {IDENTITY[op]}, dtype=tl.float32)")
-        loop = ["red = start + tl.arange(0, BLOCK_R)[:, None]", "mask = (red < R) & inner_mask",
-                "offs = base + red * INNER + inner"]
+        loop = [
+            "red = start + tl.arange(0, BLOCK_R)[:, None]",
+            "mask = (red < R) & inner_mask",
+            "offs = base + red * INNER + inner",
+        ]
         for t in self.tensors:
             if numel(self.nodes[t].shape) == 1:
                 loop.append(f"{t} = {self.load_cast(f'tl.load({t}_ptr)', t)}")
@@ -784,15 +846,20 @@ class ColEmitter(SegmentEmitter):
         for n in epilogue:
             body.append(self.statement(n))
         for o in red_outs:
-            body.append(f"tl.store({o}_ptr + outer.to(tl.int64) * INNER + inner, {self.store_value(o)}, "
-                        "mask=inner_mask)")
-        kernel = [f"@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+            body.append(
+                f"tl.store({o}_ptr + outer.to(tl.int64) * INNER + inner, {self.store_value(o)}, mask=inner_mask)"
+            )
+        kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
         base_t = next(t for t in self.tensors if self.nodes[t].shape == self.seg.base)
         d0, d1 = self.seg.dims[0], self.seg.dims[-1] + 1
         lines = [f"{t} = {t}.contiguous()" for t in self.tensors]
-        lines += [f"shape = {base_t}.shape", f"OUTER = math.prod(shape[:{d0}])", f"R = math.prod(shape[{d0}:{d1}])",
-                  f"INNER = math.prod(shape[{d1}:])"]
+        lines += [
+            f"shape = {base_t}.shape",
+            f"OUTER = math.prod(shape[:{d0}])",
+            f"R = math.prod(shape[{d0}:{d1}])",
+            f"INNER = math.prod(shape[{d1}:])",
+        ]
         lines.extend(self.size_lines("shape"))
         for o in self.seg.outputs:
             if o in full_outs:
@@ -804,20 +871,26 @@ class ColEmitter(SegmentEmitter):
             lines.append(f"{o} = torch.empty({shape}, device={base_t}.device, dtype={self.dtype_expr(o)})")
         bi, br = self.genes["BLOCK_I"], self.genes["BLOCK_R"]
         lines.append(f"block_i = min({bi}, triton.next_power_of_2(INNER))")
-        lines.append(f"grid = (OUTER * triton.cdiv(INNER, block_i),)")
+        lines.append("grid = (OUTER * triton.cdiv(INNER, block_i),)")
         call = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["R", "INNER"]
         lines.append(f"{name}[grid]({', '.join(call)}, BLOCK_R={br}, BLOCK_I=block_i, {self.launch_opts()})")
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
-        return Emitted("\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars,
-                       self.seg.outputs, [name])
+        return Emitted(
+            "\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars, self.seg.outputs, [name]
+        )
 
 
 def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str, symbolic: set[str]) -> Emitted:
     from foundry.codegen.matmul import MatmulEmitter
 
-    emitter = {"pointwise": PointwiseEmitter, "row": RowEmitter, "full": FullEmitter, "col": ColEmitter,
-               "matmul": MatmulEmitter}[seg.kind]
+    emitter = {
+        "pointwise": PointwiseEmitter,
+        "row": RowEmitter,
+        "full": FullEmitter,
+        "col": ColEmitter,
+        "matmul": MatmulEmitter,
+    }[seg.kind]
     return emitter(graph, seg, genes, prefix, symbolic).emit()
 
 

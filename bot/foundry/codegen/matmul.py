@@ -37,9 +37,12 @@ class MatmulEmitter(SegmentEmitter):
         precision = self.genes.get("precision", "ieee")
         name = f"_{self.prefix}_fwd_kernel"
         params = (
-            [f"{a}_ptr", f"{b}_ptr"] + [f"{t}_ptr" for t in epi_tensors] + [f"{o}_ptr" for o in self.seg.outputs]
-            + self.scalars + self.sizes + ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_bb",
-                                           "stride_bk", "stride_bn"]
+            [f"{a}_ptr", f"{b}_ptr"]
+            + [f"{t}_ptr" for t in epi_tensors]
+            + [f"{o}_ptr" for o in self.seg.outputs]
+            + self.scalars
+            + self.sizes
+            + ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_bb", "stride_bk", "stride_bn"]
             + [f"{t}_s{d}" for t in epi_tensors for d in "bmn"]
             + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr", "GROUP_M: tl.constexpr"]
         )
@@ -74,12 +77,12 @@ class MatmulEmitter(SegmentEmitter):
             loop += [
                 f"a_hi = (a.to(tl.uint32, bitcast=True) & {TF32_MASK}).to(tl.float32, bitcast=True)",
                 f"b_hi = (b.to(tl.uint32, bitcast=True) & {TF32_MASK}).to(tl.float32, bitcast=True)",
-                "acc = tl.dot(a - a_hi, b_hi, acc, input_precision=\"tf32\")",
-                "acc = tl.dot(a_hi, b - b_hi, acc, input_precision=\"tf32\")",
-                "acc = tl.dot(a_hi, b_hi, acc, input_precision=\"tf32\")",
+                'acc = tl.dot(a - a_hi, b_hi, acc, input_precision="tf32")',
+                'acc = tl.dot(a_hi, b - b_hi, acc, input_precision="tf32")',
+                'acc = tl.dot(a_hi, b_hi, acc, input_precision="tf32")',
             ]
         else:
-            loop.append(f"acc = tl.dot(a, b, acc, input_precision=\"{precision}\")")
+            loop.append(f'acc = tl.dot(a, b, acc, input_precision="{precision}")')
         loop += ["a_ptrs += BLOCK_K * stride_ak", "b_ptrs += BLOCK_K * stride_bk"]
         body += indent(loop, 4)
         body += [f"{mm} = acc", "mask = (rm[:, None] < M) & (rn[None, :] < N)"]
@@ -89,19 +92,31 @@ class MatmulEmitter(SegmentEmitter):
         for n in self.seg.nodes[1:]:
             body.append(self.statement(n))
         for o in self.seg.outputs:
-            body.append(f"tl.store({o}_ptr + batch * M * N + rm[:, None] * N + rn[None, :], "
-                        f"{self.store_value(o)}, mask=mask)")
+            body.append(
+                f"tl.store({o}_ptr + batch * M * N + rm[:, None] * N + rn[None, :], {self.store_value(o)}, mask=mask)"
+            )
         kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
         lines = []
         if batched:
-            lines += [f"B, M, K = {a}.shape", f"N = {b}.shape[2]", "shape = (B, M, N)",
-                      f"stride_ab, stride_am, stride_ak = {a}.stride()",
-                      f"stride_bb, stride_bk, stride_bn = {b}.stride()"]
+            lines += [
+                f"B, M, K = {a}.shape",
+                f"N = {b}.shape[2]",
+                "shape = (B, M, N)",
+                f"stride_ab, stride_am, stride_ak = {a}.stride()",
+                f"stride_bb, stride_bk, stride_bn = {b}.stride()",
+            ]
         else:
-            lines += [f"M, K = {a}.shape", f"N = {b}.shape[1]", "B = 1", "shape = (M, N)",
-                      f"stride_am, stride_ak = {a}.stride()", f"stride_bk, stride_bn = {b}.stride()",
-                      "stride_ab = 0", "stride_bb = 0"]
+            lines += [
+                f"M, K = {a}.shape",
+                f"N = {b}.shape[1]",
+                "B = 1",
+                "shape = (M, N)",
+                f"stride_am, stride_ak = {a}.stride()",
+                f"stride_bk, stride_bn = {b}.stride()",
+                "stride_ab = 0",
+                "stride_bb = 0",
+            ]
         for t in epi_tensors:
             if batched:
                 lines.append(f"{t}_sb, {t}_sm, {t}_sn = {t}.expand(shape).stride()")
@@ -112,9 +127,15 @@ class MatmulEmitter(SegmentEmitter):
             lines.append(f"{o} = torch.empty(shape, device={a}.device, dtype={self.dtype_expr(o)})")
         g = self.genes
         lines.append(f"grid = (triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(N, {g['BLOCK_N']}), B)")
-        call = ([a, b] + epi_tensors + list(self.seg.outputs) + self.scalars + self.sizes
-                + ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_bb", "stride_bk", "stride_bn"]
-                + [f"{t}_s{d}" for t in epi_tensors for d in "bmn"])
+        call = (
+            [a, b]
+            + epi_tensors
+            + list(self.seg.outputs)
+            + self.scalars
+            + self.sizes
+            + ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_bb", "stride_bk", "stride_bn"]
+            + [f"{t}_s{d}" for t in epi_tensors for d in "bmn"]
+        )
         lines.append(
             f"{name}[grid]({', '.join(call)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N={g['BLOCK_N']}, "
             f"BLOCK_K={g['BLOCK_K']}, GROUP_M={g['GROUP_M']}, num_warps={g['num_warps']}, "
@@ -122,8 +143,9 @@ class MatmulEmitter(SegmentEmitter):
         )
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
-        return Emitted("\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars,
-                       self.seg.outputs, [name])
+        return Emitted(
+            "\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars, self.seg.outputs, [name]
+        )
 
     def launcher_params(self) -> list[str]:
         return self.tensors + self.scalars

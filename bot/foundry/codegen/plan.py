@@ -142,8 +142,9 @@ class Planner:
             seg.outputs.append(name)
         seg.closed = True
 
-    def new_segment(self, kind: str, node: Node, base: tuple[int, ...], dims: tuple[int, ...] = (),
-                    base_of: str = "") -> Segment:
+    def new_segment(
+        self, kind: str, node: Node, base: tuple[int, ...], dims: tuple[int, ...] = (), base_of: str = ""
+    ) -> Segment:
         seg = Segment(len(self.segments), kind, tuple(base), tuple(dims), base_of=base_of or node.name)
         self.segments.append(seg)
         self.join(seg, node)
@@ -169,9 +170,16 @@ class Planner:
         elif not producers and node.kind == "pointwise" and self.options.merge_reductions:
             # elementwise work on tensors in memory that an open reduction kernel can do on the side:
             # per-row values in a row kernel, or the input of a whole-tensor reduction
-            producers = [s for s in reversed(self.segments) if not s.closed and (
-                (s.kind == "row" and row_role(node.shape, s.base, s.dims) in ("perrow", "scalar"))
-                or (s.kind == "full" and node.shape == s.base and self.feeds_full_reduction(node, s)))]
+            producers = [
+                s
+                for s in reversed(self.segments)
+                if not s.closed
+                and (
+                    (s.kind == "pointwise" and s.base == node.shape)
+                    or (s.kind == "row" and row_role(node.shape, s.base, s.dims) in ("perrow", "scalar"))
+                    or (s.kind == "full" and node.shape == s.base and self.feeds_full_reduction(node, s))
+                )
+            ]
         for seg in producers:
             others = {a for a in node.args if self.seg_of.get(a) not in (None, seg)}
             if self.absorbs(seg, node, others):
@@ -236,9 +244,11 @@ class Planner:
     def absorbs_now(self, seg: Segment, node: Node) -> bool:
         if seg.kind == "pointwise":
             if node.kind == "pointwise":
-                return node.shape == seg.base and all(
-                    self.in_segment(seg, a) or a in self.materialized or self.is_scalar(a) for a in node.args
-                ) and all(self.fits_flat(a, seg.base) for a in node.args)
+                return (
+                    node.shape == seg.base
+                    and all(self.in_segment(seg, a) or a in self.materialized or self.is_scalar(a) for a in node.args)
+                    and all(self.fits_flat(a, seg.base) for a in node.args)
+                )
             if node.kind == "reduce":
                 src = self.nodes[node.args[0]]
                 return src.shape == seg.base and self.in_segment(seg, src.name)
@@ -246,11 +256,16 @@ class Planner:
         if seg.kind == "row":
             if node.kind == "reduce":
                 src = node.args[0]
-                return (self.nodes[src].shape == seg.base and node.attrs["dims"] == seg.dims
-                        and (self.in_segment(seg, src) or src in self.materialized))
+                return (
+                    self.nodes[src].shape == seg.base
+                    and node.attrs["dims"] == seg.dims
+                    and (self.in_segment(seg, src) or src in self.materialized)
+                )
             if node.kind == "pointwise":
                 return row_role(node.shape, seg.base, seg.dims) is not None and all(
-                    self.in_segment(seg, a) or self.nodes[a].op in SCALAR_LEAVES or self.nodes[a].op == "gparam"
+                    self.in_segment(seg, a)
+                    or self.nodes[a].op in SCALAR_LEAVES
+                    or self.nodes[a].op == "gparam"
                     or (a in self.materialized and row_role(self.nodes[a].shape, seg.base, seg.dims) is not None)
                     for a in node.args
                 )
@@ -259,25 +274,46 @@ class Planner:
             reduced = {n for n in seg.nodes if self.nodes[n].kind == "reduce"}
             if node.kind == "reduce":
                 src = node.args[0]
-                return (self.nodes[src].shape == seg.base and node.attrs["dims"] == seg.dims
-                        and (self.in_segment(seg, src) or src in self.materialized)
-                        and not self.depends_on(src, reduced))
+                return (
+                    self.nodes[src].shape == seg.base
+                    and node.attrs["dims"] == seg.dims
+                    and (self.in_segment(seg, src) or src in self.materialized)
+                    and not self.depends_on(src, reduced)
+                )
             if node.kind == "pointwise":
                 if node.shape == seg.base:
                     return not any(self.depends_on(a, reduced) for a in node.args) and all(
-                        self.fits_flat(a, seg.base) if seg.kind == "full" else
-                        (self.in_segment(seg, a) or self.is_scalar(a)
-                         or (a in self.materialized and self.nodes[a].shape == seg.base))
-                        for a in node.args)
-                return numel(node.shape) == numel(self.nodes[next(iter(reduced))].shape) if reduced and all(
-                    (self.in_segment(seg, a) and self.depends_on(a, reduced)) or self.is_scalar(a)
-                    for a in node.args) else False
+                        self.fits_flat(a, seg.base)
+                        if seg.kind == "full"
+                        else (
+                            self.in_segment(seg, a)
+                            or self.is_scalar(a)
+                            or (a in self.materialized and self.nodes[a].shape == seg.base)
+                        )
+                        for a in node.args
+                    )
+                return (
+                    numel(node.shape) == numel(self.nodes[next(iter(reduced))].shape)
+                    if reduced
+                    and all(
+                        (self.in_segment(seg, a) and self.depends_on(a, reduced)) or self.is_scalar(a)
+                        for a in node.args
+                    )
+                    else False
+                )
             return False
         if seg.kind == "matmul":
-            return self.options.fuse_epilogue and node.kind == "pointwise" and node.shape == seg.base and all(
-                self.in_segment(seg, a) or self.is_scalar(a) or
-                (self.nodes[a].name in self.materialized and broadcastable(self.nodes[a].shape, seg.base))
-                for a in node.args)
+            return (
+                self.options.fuse_epilogue
+                and node.kind == "pointwise"
+                and node.shape == seg.base
+                and all(
+                    self.in_segment(seg, a)
+                    or self.is_scalar(a)
+                    or (self.nodes[a].name in self.materialized and broadcastable(self.nodes[a].shape, seg.base))
+                    for a in node.args
+                )
+            )
         return False
 
     def convert_if_needed(self, seg: Segment, node: Node) -> None:

@@ -50,8 +50,10 @@ class Renderer:
         symbolic = set(self.a.const_exprs)
         for i, seg in enumerate(self.a.segments):
             emitted.append(emit_segment(self.graph, seg, self.genes_for(seg.kind), self.prefix(i), symbolic))
-        parts = [self.header(), "import math\n\nimport torch\nimport triton\nimport triton.language as tl\nfrom torch "
-                                "import nn"]
+        parts = [
+            self.header(),
+            "import math\n\nimport torch\nimport triton\nimport triton.language as tl\nfrom torch import nn",
+        ]
         for e in emitted:
             parts.append(e.kernel)
             parts.append(e.launcher)
@@ -75,11 +77,12 @@ class Renderer:
         for arg in self.a.stored_args:
             init.append(f"    self.{arg} = {arg}")
         init += ["    " + line for line in self.state_lines()]
-        fwd = [f"def forward(self, {', '.join(self.a.forward_args)}):" if self.a.forward_args else
-               "def forward(self):"]
+        fwd = [f"def forward(self, {', '.join(self.a.forward_args)}):" if self.a.forward_args else "def forward(self):"]
         fwd += ["    " + line for line in self.forward_lines(emitted)]
-        doc = (f'    """Triton version of {self.a.class_name}: same constructor, parameters and buffers; '
-               f'{self.a.summary()}."""')
+        doc = (
+            f'    """Triton version of {self.a.class_name}: same constructor, parameters and buffers; '
+            f'{self.a.summary()}."""'
+        )
         body = [doc, ""] + ["    " + x if x else x for x in init] + [""] + ["    " + x if x else x for x in fwd]
         return "class ModelNew(nn.Module):\n" + "\n".join(body)
 
@@ -121,8 +124,9 @@ class Renderer:
             if node.op == "hostview":
                 expr = self.a.view_exprs[name]
                 like = node.attrs["params"][0] if node.attrs["view"] == "like" else None
-                lines.append(f"{name} = " + expr.format(src=self.var(node.args[0]),
-                                                         like=self.var(like) if like else ""))
+                lines.append(
+                    f"{name} = " + expr.format(src=self.var(node.args[0]), like=self.var(like) if like else "")
+                )
             if name in last:
                 e = emitted[last[name]]
                 args = [self.var(t) for t in e.tensors] + [self.var(s) for s in e.scalars]

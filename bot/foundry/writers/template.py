@@ -114,7 +114,10 @@ class UnsupportedOperator(Exception):
         self.op = op
         self.reason = reason
         self.diagnosis = Diagnosis(
-            stage=Stage.WRITER, kind=FailureKind.UNSUPPORTED, rule="template", message=f"{op}: {reason}",
+            stage=Stage.WRITER,
+            kind=FailureKind.UNSUPPORTED,
+            rule="template",
+            message=f"{op}: {reason}",
             evidence=f"the template writer has no Triton template for {op} in {spec.ref}",
         )
 
@@ -126,8 +129,7 @@ def stable_seed(*parts: object) -> int:
 class TemplateWriter:
     name = "template"
 
-    def __init__(self, rules_root: Path | None = None,
-                 loader: Callable[[str], LoadedOperator] | None = None) -> None:
+    def __init__(self, rules_root: Path | None = None, loader: Callable[[str], LoadedOperator] | None = None) -> None:
         self.root = rules_root or rules_dir()
         self.table = load_refinement(self.root)
         self.loader = loader or (lambda ref: load_operator(ref))
@@ -157,8 +159,9 @@ class TemplateWriter:
         return None
 
     def kinds(self, analysis: Analysis) -> set[str]:
-        return {s.kind for s in analysis.segments} | {s.kind for s in analysis.replan(
-            PlanOptions(fuse_epilogue=False, merge_reductions=False)).segments}
+        return {s.kind for s in analysis.segments} | {
+            s.kind for s in analysis.replan(PlanOptions(fuse_epilogue=False, merge_reductions=False)).segments
+        }
 
     def space(self, analysis: Analysis) -> list[str]:
         return G.relevant(self.kinds(analysis))
@@ -166,8 +169,10 @@ class TemplateWriter:
     def render(self, spec: OperatorSpec, genes: dict[str, Any]) -> str:
         analysis = self.analysis(spec)
         full = {**G.defaults(self.kinds(analysis)), **genes}
-        options = PlanOptions(fuse_epilogue=bool(full.get("plan.fuse_epilogue", True)),
-                              merge_reductions=bool(full.get("plan.merge_reductions", True)))
+        options = PlanOptions(
+            fuse_epilogue=bool(full.get("plan.fuse_epilogue", True)),
+            merge_reductions=bool(full.get("plan.merge_reductions", True)),
+        )
         planned = analysis.replan(options)
         used = {s.kind for s in planned.segments}
         shown = {k: v for k, v in full.items() if k.split(".")[0] in used or k.startswith("plan.")}
@@ -182,8 +187,15 @@ class TemplateWriter:
         analysis = self.analysis(request.spec)
         names = self.space(analysis)
         preferred = self.preferred(request.expert, names)
-        rng = random.Random(stable_seed(request.seed, request.island, request.generation,
-                                        request.parent.id if request.parent else "", request.expert))
+        rng = random.Random(
+            stable_seed(
+                request.seed,
+                request.island,
+                request.generation,
+                request.parent.id if request.parent else "",
+                request.expert,
+            )
+        )
         base = G.defaults(self.kinds(analysis))
         gene_sets: list[tuple[dict[str, Any], str]] = []
         parent = request.parent
@@ -211,8 +223,12 @@ class TemplateWriter:
         while len(gene_sets) < request.count * 3 and attempts < request.count * 20:
             attempts += 1
             origin = gene_sets[rng.randrange(len(gene_sets))][0] if gene_sets and rng.random() < 0.5 else start
-            gene_sets.append((self.mutate(origin, preferred, names, rng, request.spec.precision),
-                              f"mutation ({request.expert or 'any'} genes)"))
+            gene_sets.append(
+                (
+                    self.mutate(origin, preferred, names, rng, request.spec.precision),
+                    f"mutation ({request.expert or 'any'} genes)",
+                )
+            )
         return self.candidates(request, gene_sets)
 
     def candidates(self, request: ProposalRequest, gene_sets: list[tuple[dict[str, Any], str]]) -> list[Candidate]:
@@ -225,12 +241,19 @@ class TemplateWriter:
             if digest in seen:
                 continue
             seen.add(digest)
-            out.append(Candidate(
-                id=f"tpl-{request.spec.name}-i{request.island}-g{request.generation}-{digest}",
-                source=source, writer=self.name, expert=request.expert, island=request.island,
-                generation=request.generation, parent_id=request.parent.id if request.parent else None,
-                genes=genes, notes=why,
-            ))
+            out.append(
+                Candidate(
+                    id=f"tpl-{request.spec.name}-i{request.island}-g{request.generation}-{digest}",
+                    source=source,
+                    writer=self.name,
+                    expert=request.expert,
+                    island=request.island,
+                    generation=request.generation,
+                    parent_id=request.parent.id if request.parent else None,
+                    genes=genes,
+                    notes=why,
+                )
+            )
             if len(out) >= request.count:
                 break
         return out
@@ -243,8 +266,9 @@ class TemplateWriter:
                     wanted.append(target)
         return wanted
 
-    def mutate(self, genes: dict[str, Any], preferred: list[str], names: list[str], rng: random.Random,
-               precision: str) -> dict[str, Any]:
+    def mutate(
+        self, genes: dict[str, Any], preferred: list[str], names: list[str], rng: random.Random, precision: str
+    ) -> dict[str, Any]:
         child = dict(genes)
         for _ in range(rng.choice((1, 1, 2, 3))):
             pool = preferred if preferred and rng.random() < 0.75 else names
@@ -259,7 +283,9 @@ class TemplateWriter:
     def crossover(self, a: dict[str, Any], b: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {k: (b[k] if k in b and rng.random() < 0.5 else v) for k, v in a.items()}
 
-    def refine(self, genes: dict[str, Any], verdict: Verdict | None, precision: str) -> tuple[dict[str, Any], list[str]]:
+    def refine(
+        self, genes: dict[str, Any], verdict: Verdict | None, precision: str
+    ) -> tuple[dict[str, Any], list[str]]:
         """Apply every matching rule of rules/refinement.yaml to the parent's genes."""
         if verdict is None:
             return genes, []
@@ -303,7 +329,8 @@ class TemplateWriter:
             checks.append(verdict.verified == when.verified)
         if when.spills is not None:
             spilled = any((k.spills or 0) > 0 for k in verdict.kernels) or any(
-                (d.metrics.get("spills", 0) > 0) for d in verdict.diagnoses)
+                (d.metrics.get("spills", 0) > 0) for d in verdict.diagnoses
+            )
             checks.append(spilled == when.spills)
         if when.bound is not None:
             checks.append(roof is not None and roof.bound == when.bound)

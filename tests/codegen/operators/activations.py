@@ -1,8 +1,8 @@
 """Test operator: a long chain of elementwise activations with scalar and row-vector broadcasts."""
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 
 class Model(nn.Module):

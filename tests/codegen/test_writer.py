@@ -1,0 +1,210 @@
+"""The template writer's search moves: determinism, warm starts, diagnosis-driven refinement,
+crossover, and a clear 'unsupported' for ops it has no template for."""
+
+from __future__ import annotations
+
+import pytest
+from codegen_helpers import EXAMPLES, OPERATORS, request_for
+from foundry.codegen import genes as G
+from foundry.core.protocols import Hint
+from foundry.core.records import (
+    Candidate,
+    Diagnosis,
+    FailureKind,
+    KernelFacts,
+    Roofline,
+    Stage,
+    Timing,
+    Verdict,
+)
+from foundry.evaluate.static_guard import StaticGuard
+from foundry.rules.loader import load_rules
+from foundry.writers.template import TemplateWriter, UnsupportedOperator, load_refinement
+
+
+def verdict(
+    verified: bool = False,
+    kind: FailureKind | None = None,
+    bound: str | None = None,
+    pct: float = 50.0,
+    spills: int | None = None,
+) -> Verdict:
+    diagnoses = (Diagnosis(stage=Stage.CORRECTNESS, kind=kind, message="x"),) if kind else ()
+    timing = None
+    if bound:
+        roof = Roofline(
+            bytes_moved=1, flops=1, floor_ms=1.0, pct_of_floor=pct, bound=bound, bandwidth_gbs=4000, peak_tflops=60
+        )
+        timing = Timing(measured=True, candidate_ms=1.0, eager_ms=1.0, roofline=roof)
+    kernels = (KernelFacts(name="k", spills=spills),) if spills is not None else ()
+    return Verdict(
+        candidate_id="p",
+        verified=verified,
+        policy="strict",
+        device="cuda",
+        diagnoses=diagnoses,
+        timing=timing,
+        kernels=kernels,
+    )
+
+
+def test_refinement_table_loads_and_names_only_known_genes():
+    table = load_refinement()
+    assert table.rules
+    assert {a.gene for r in table.rules for a in r.actions} <= set(G.SPACE)
+
+
+def test_proposals_are_deterministic_for_a_seed_and_differ_across_seeds(writer: TemplateWriter):
+    path = EXAMPLES / "softmax.py"
+    first = writer.propose(request_for(path, count=4, seed=3))
+    again = writer.propose(request_for(path, count=4, seed=3))
+    other = writer.propose(request_for(path, count=4, seed=4))
+    assert [c.id for c in first] == [c.id for c in again]
+    assert [c.source for c in first] == [c.source for c in again]
+    assert len(first) == 4 and len({c.id for c in first}) == 4
+    assert [c.genes for c in first[1:]] != [c.genes for c in other[1:]]
+    assert first[0].notes == "defaults"
+
+
+def test_every_candidate_passes_the_static_guard_and_names_its_genes(writer: TemplateWriter):
+    guard = StaticGuard(load_rules().guard)
+    for path in sorted(EXAMPLES.glob("*.py")):
+        for c in writer.propose(request_for(path, count=2, expert="tiling_launch")):
+            errors, _ = guard.check(c.source)
+            assert not errors, (path.name, [e.headline() for e in errors])
+            assert c.source.startswith("# Kernel Foundry candidate for")
+            assert "# genes:" in c.source and c.genes
+            assert all(name in G.SPACE for name in c.genes)
+
+
+def test_hint_genes_are_warm_starts(writer: TemplateWriter):
+    hint = Hint(id="h1", suggestion="wider rows", genes={"row.BLOCK_M": 4, "row.num_warps": 16, "nope": 1})
+    cands = writer.propose(request_for(EXAMPLES / "layernorm.py", count=3, hints=(hint,)))
+    warm = [c for c in cands if "hint h1" in c.notes]
+    assert warm and warm[0].genes["row.BLOCK_M"] == 4 and warm[0].genes["row.num_warps"] == 16
+    assert "nope" not in warm[0].genes
+
+
+def test_matmul_generation_zero_tries_tensor_core_fp32(writer: TemplateWriter):
+    cands = writer.propose(request_for(EXAMPLES / "linear_bias_relu.py", count=3))
+    precisions = [c.genes["matmul.precision"] for c in cands]
+    assert precisions[0] == "ieee" and "tf32x3" in precisions
+    assert "tf32" not in precisions  # fp32 operators never get single-pass TF32
+
+
+def parent_of(writer: TemplateWriter, path, **genes) -> Candidate:
+    [base] = writer.propose(request_for(path))
+    return base.model_copy(update={"id": "parent", "genes": {**base.genes, **genes}})
+
+
+@pytest.mark.parametrize(
+    ("path", "genes", "diagnosis", "expect"),
+    [
+        (
+            "linear_bias_relu.py",
+            {"matmul.precision": "tf32x3"},
+            verdict(kind=FailureKind.MISMATCH),
+            {"matmul.precision": "ieee"},
+        ),
+        (
+            "linear_bias_relu.py",
+            {"matmul.num_stages": 4},
+            verdict(kind=FailureKind.RESOURCE_LIMIT),
+            {"matmul.num_stages": 3},
+        ),
+        ("softmax.py", {"row.max_single_n": 16384}, verdict(verified=True, spills=12), {"row.max_single_n": 8192}),
+        (
+            "swish_residual.py",
+            {"pointwise.BLOCK_SIZE": 1024},
+            verdict(verified=True, bound="memory", pct=55.0),
+            {"pointwise.BLOCK_SIZE": 2048},
+        ),
+        (
+            "batched_matmul.py",
+            {"matmul.precision": "ieee"},
+            verdict(verified=True, bound="compute", pct=40.0),
+            {"matmul.precision": "tf32x3"},
+        ),
+        (
+            "layernorm.py",
+            {"row.online_reduction": True},
+            verdict(kind=FailureKind.MISMATCH),
+            {"row.online_reduction": False},
+        ),
+    ],
+)
+def test_diagnosis_drives_the_childs_genes(writer: TemplateWriter, path, genes, diagnosis, expect):
+    parent = parent_of(writer, EXAMPLES / path, **genes)
+    [child] = writer.propose(request_for(EXAMPLES / path, parent=parent, parent_verdict=diagnosis, generation=1))
+    assert child.parent_id == "parent"
+    assert child.notes.startswith("refined by")
+    for name, value in expect.items():
+        assert child.genes[name] == value, (name, child.genes)
+
+
+def test_memory_bound_at_roofline_is_not_refined(writer: TemplateWriter):
+    parent = parent_of(writer, EXAMPLES / "swish_residual.py")
+    cands = writer.propose(
+        request_for(
+            EXAMPLES / "swish_residual.py",
+            parent=parent,
+            count=2,
+            parent_verdict=verdict(verified=True, bound="memory", pct=92.0),
+        )
+    )
+    assert not any(c.notes.startswith("refined") for c in cands)
+    assert all(c.notes.startswith("mutation") for c in cands)
+
+
+def test_verified_parent_is_crossed_with_past_template_kernels(writer: TemplateWriter):
+    path = EXAMPLES / "softmax.py"
+    parent = parent_of(writer, path, **{"row.BLOCK_M": 1})
+    past = parent.model_copy(
+        update={"id": "other", "writer": "template", "genes": {**parent.genes, "row.BLOCK_M": 2, "row.num_warps": 2}}
+    )
+    cands = writer.propose(
+        request_for(
+            path,
+            parent=parent,
+            parent_verdict=verdict(verified=True, bound="memory", pct=95.0),
+            past_kernels=(past,),
+            count=2,
+            seed=11,
+        )
+    )
+    cross = [c for c in cands if c.notes.startswith("crossover")]
+    assert cross
+    for name, value in cross[0].genes.items():
+        assert value in (parent.genes[name], past.genes[name])
+
+
+def test_unsupported_op_is_named_with_a_reason(writer: TemplateWriter):
+    req = request_for(OPERATORS / "conv_relu.py")
+    with pytest.raises(UnsupportedOperator) as info:
+        writer.propose(req)
+    assert "convolution" in info.value.op
+    assert info.value.diagnosis.kind == FailureKind.UNSUPPORTED
+    assert info.value.diagnosis.stage == Stage.WRITER
+    assert writer.check(req.spec) is not None
+    assert writer.check(request_for(EXAMPLES / "softmax.py").spec) is None
+
+
+def test_repair_keeps_tiles_inside_shared_memory_and_register_budgets():
+    g = G.repair(
+        {
+            "matmul.BLOCK_M": 256,
+            "matmul.BLOCK_N": 256,
+            "matmul.BLOCK_K": 128,
+            "matmul.num_stages": 5,
+            "matmul.num_warps": 2,
+            "matmul.GROUP_M": 8,
+            "matmul.precision": "ieee",
+            "row.BLOCK_M": 16,
+            "row.BLOCK_N": 8192,
+            "row.max_single_n": 32768,
+        }
+    )
+    smem = (g["matmul.BLOCK_M"] + g["matmul.BLOCK_N"]) * g["matmul.BLOCK_K"] * 4 * g["matmul.num_stages"]
+    assert smem <= G.SHARED_MEMORY_BYTES
+    assert g["matmul.num_warps"] == 8
+    assert g["row.BLOCK_M"] * g["row.max_single_n"] <= G.MAX_TILE_ELEMENTS
