@@ -13,6 +13,7 @@ from evolve_doubles import (
     RaisingWriter,
     genes_of,
 )
+from foundry.core.protocols import ProposalRequest
 from foundry.core.records import Diagnosis, FailureKind, Stage, Verdict
 from foundry.evolve import Budget, BudgetTracker, LocalExecutor, Optimizer, SearchConfig, load_experts
 
@@ -258,3 +259,26 @@ def test_a_writer_that_cannot_express_the_operator_is_retired():
     other = UnsupportedWriter()
     mixed = optimizer([other, GeneWriter()], GeneEvaluator(), budget=Budget(candidates=12), seed=1).run()
     assert other.calls == 1 and mixed.evaluated == 12 and mixed.verified
+
+
+def test_an_evaluator_exception_is_retried_once_then_becomes_a_verdict():
+    class Shaky(GeneEvaluator):
+        def __init__(self, failures: int) -> None:
+            super().__init__()
+            self.failures = failures
+
+        def evaluate(self, candidate):
+            if self.failures:
+                self.failures -= 1
+                raise SystemError("AST constructor recursion depth mismatch")
+            return super().evaluate(candidate)
+
+    once = LocalExecutor([Shaky(failures=1)])
+    [candidate] = GeneWriter().propose(
+        ProposalRequest(spec=SPEC, operator_source="", expert="fusion", island=0, generation=0, seed=3)
+    )
+    assert once.evaluate_all([candidate])[0].verified
+    twice = LocalExecutor([Shaky(failures=2)])
+    verdict = twice.evaluate_all([candidate])[0]
+    assert not verdict.verified and verdict.failure.rule == "evaluator_error"
+    assert "SystemError" in verdict.failure.message

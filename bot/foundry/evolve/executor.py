@@ -19,6 +19,8 @@ from foundry.core.records import Candidate, Diagnosis, FailureKind, Stage, Verdi
 
 log = logging.getLogger(__name__)
 
+EVALUATOR_RETRIES = 1  # e.g. CPython 3.11's ast.parse is not thread-safe (gh-106905) in the guard
+
 
 class Executor(Protocol):
     timing_available: bool
@@ -82,12 +84,20 @@ class LocalExecutor:
         self.workers = per * len(self.evaluators)
 
     def _evaluate(self, candidate: Candidate) -> Verdict:
+        """An exception from the evaluator is the bot's failure, not the candidate's: it is retried
+        (EVALUATOR_RETRIES times) before the candidate gets a verdict that says so."""
         evaluator = self.slots.get()
         try:
-            return evaluator.evaluate(candidate)
-        except Exception as exc:  # a bug in the evaluator must not end the search
-            log.exception("evaluating %s raised", candidate.id)
-            return evaluator_failure(candidate, exc)
+            for attempt in range(EVALUATOR_RETRIES + 1):
+                try:
+                    return evaluator.evaluate(candidate)
+                except Exception as exc:  # a bug in the evaluator must not end the search
+                    if attempt < EVALUATOR_RETRIES:
+                        log.warning("evaluating %s raised %s: %s; retrying", candidate.id, type(exc).__name__, exc)
+                        continue
+                    log.exception("evaluating %s raised", candidate.id)
+                    return evaluator_failure(candidate, exc)
+            raise AssertionError("unreachable")
         finally:
             self.slots.put(evaluator)
 
