@@ -132,4 +132,6 @@ def test_rejects_reports_for_another_operator_or_missing_files(api: GitHubApi, f
         "not ops/scale.py::Other" in publish_operator(ref="ops/scale.py::Other", kernel_source=KERNEL, **common).reason
     )
     assert "empty or not source" in publish_operator(ref="ops/scale.py", kernel_source="  \n", **common).reason
+    swapped = publish_operator(ref="ops/scale.py", kernel_source="import os\nos.system('x')\n", **common)
+    assert "not the verified candidate" in swapped.reason
     assert fake.writes() == []

@@ -190,13 +190,10 @@ class GitHubApi:
         """admin | maintain | write | triage | read | none (not a collaborator)."""
 
         def fetch() -> str:
-            try:
-                headers, data = self._repo._requester.requestJsonAndCheck(
-                    "GET", f"{self._repo.url}/collaborators/{_quote(login)}/permission"
-                )
+            try:  # role_name tells maintain and triage apart from the legacy write and read
+                return self._repo.get_collaborator_role_name(login) or "none"
             except github.UnknownObjectException:
                 return "none"
-            return str(data.get("role_name") or data.get("permission") or "none")
 
         return self.call(f"permission of {login}", fetch)
 
@@ -284,12 +281,6 @@ class GitHubApi:
     def add_labels(self, number: int, labels: tuple[str, ...]) -> None:
         if labels:
             self.call(f"labels on #{number}", lambda: self._repo.get_issue(number).add_to_labels(*labels))
-
-
-def _quote(text: str) -> str:
-    from urllib.parse import quote
-
-    return quote(text, safe="")
 
 
 def _describe(exc: BaseException) -> str:

@@ -129,6 +129,10 @@ def publish_operator(
     data = kernel_source.encode()
     if not data.strip() or len(data) > KERNEL_LIMIT or "\0" in kernel_source:
         return base.model_copy(update={"action": "failed", "reason": "the kernel artifact is empty or not source"})
+    if report.best is None or report.best.source.strip() not in kernel_source:
+        return base.model_copy(
+            update={"action": "failed", "reason": "kernel.py is not the verified candidate that report.json names"}
+        )
 
     branch = BRANCH_PREFIX + operator_slug(ref)
     marker = pr_marker(ref)
