@@ -229,11 +229,24 @@ class Optimizer:
         budget_left = self.tracker.remaining
         fresh = proposals[: max(budget_left, 0)]
         to_evaluate = [c for _, c, _ in fresh if c.source.strip()]
-        verdicts = dict(zip((c.id for c in to_evaluate), self.executor.evaluate_all(to_evaluate), strict=True))
-        for island, candidate, parent in fresh:
-            verdict = verdicts.get(candidate.id) or self._writer_failure(candidate)
-            origin = parent.origin if parent else f"writer:{candidate.writer}"
-            self._record(island, candidate, verdict, origin, generation)
+        pending = list(fresh)  # recorded in proposal order, each as soon as its verdict is known
+
+        def record_until(done: Candidate | None, verdict: Verdict | None) -> None:
+            while pending:
+                island, candidate, parent = pending[0]
+                if candidate.source.strip() and candidate is not done:
+                    return  # waits for its evaluation
+                pending.pop(0)
+                origin = parent.origin if parent else f"writer:{candidate.writer}"
+                if candidate is done and verdict is not None:
+                    self._record(island, candidate, verdict, origin, generation)
+                    done = None
+                else:
+                    self._record(island, candidate, self._writer_failure(candidate), origin, generation)
+
+        record_until(None, None)
+        self.executor.evaluate_all(to_evaluate, on_done=record_until)
+        record_until(None, None)
         return len(fresh)
 
     def active_writers(self) -> list[Writer]:
