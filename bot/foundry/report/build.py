@@ -79,7 +79,7 @@ def facts_table(report: RunReport) -> Table:
         rows += [
             ("correctness trials", str(verdict.trials)),
             ("guard checks passed", f"{len(verdict.checks_passed)}: {checks}"),
-            ("Triton launches per call", str(verdict.triton_launches)),
+            ("Triton launches observed", str(verdict.triton_launches)),
         ]
         if verdict.library_ops:
             rows.append(("library ops outside Triton (hybrid)", ", ".join(escape(o) for o in verdict.library_ops)))
