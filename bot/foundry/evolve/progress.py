@@ -88,10 +88,11 @@ class RichProgress:
     def update(self, state: ProgressState) -> None:
         from rich.table import Table
 
-        best = "best speedup" if state.measured else "best score (timing not measured)"
+        best = "best speedup" if state.measured else "best score"
+        note = "" if state.measured else " · timing not measured: static estimates"
         table = Table(
             title=f"generation {state.generation} · {state.evaluated}/{state.budget} candidates · "
-            f"{state.elapsed_s:.0f} s",
+            f"{state.elapsed_s:.0f} s{note}",
             title_justify="left",
         )
         for column in ("island", "expert", "gen", "evaluated", "verified", best, "failures by kind"):
