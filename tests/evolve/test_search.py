@@ -282,3 +282,19 @@ def test_an_evaluator_exception_is_retried_once_then_becomes_a_verdict():
     verdict = twice.evaluate_all([candidate])[0]
     assert not verdict.verified and verdict.failure.rule == "evaluator_error"
     assert "SystemError" in verdict.failure.message
+
+
+def test_the_wall_clock_is_checked_between_waves_inside_a_generation():
+    now = [0.0]
+
+    class Slow(GeneEvaluator):
+        def evaluate(self, candidate):
+            now[0] += 10.0  # every evaluation takes ten seconds of the fake clock
+            return super().evaluate(candidate)
+
+    budget = Budget(candidates=100, wall_s=25)
+    tracker = BudgetTracker(budget, clock=lambda: now[0])
+    result = optimizer([GeneWriter()], Slow(), budget=budget, tracker=tracker, offspring=4, seed=3).run()
+    assert result.generations == 1  # a single generation of 16 proposals
+    assert result.evaluated == 3  # 0 s, 10 s, 20 s: started; at 30 s the budget is spent
+    assert "wall-time budget of 25 s spent" in result.stop_reason

@@ -24,6 +24,7 @@ EVALUATOR_RETRIES = 1  # e.g. CPython 3.11's ast.parse is not thread-safe (gh-10
 
 class Executor(Protocol):
     timing_available: bool
+    workers: int  # candidates evaluated at once
 
     def evaluate_all(
         self, candidates: Sequence[Candidate], on_done: Callable[[Candidate, Verdict], None] | None = None

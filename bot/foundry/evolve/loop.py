@@ -245,9 +245,16 @@ class Optimizer:
                     self._record(island, candidate, self._writer_failure(candidate), origin, generation)
 
         record_until(None, None)
-        self.executor.evaluate_all(to_evaluate, on_done=record_until)
+        # With a wall-time budget, evaluate in waves as wide as the executor, checking the clock
+        # between waves, so that one long generation cannot overrun the budget by much.
+        wave = max(self.executor.workers, 1) if self.config.budget.wall_s is not None else len(to_evaluate)
+        for start in range(0, len(to_evaluate), max(wave, 1)):
+            if start and self.tracker.exhausted():
+                break
+            self.executor.evaluate_all(to_evaluate[start : start + wave], on_done=record_until)
+        pending[:] = [p for p in pending if not p[1].source.strip()]  # candidates the clock cut off
         record_until(None, None)
-        return len(fresh)
+        return len(fresh) - len(to_evaluate) + sum(1 for c in to_evaluate if c.id in self.members)
 
     def active_writers(self) -> list[Writer]:
         return [w for w in self.writers if w.name not in self.retired]
