@@ -23,10 +23,12 @@ from pathlib import Path
 TOLERANCE = 0.97  # a speedup within 3 % of the cold best counts as reaching it (median timing noise)
 
 
-def search(operator: str, out: Path, db: Path, budget: int, islands: int) -> dict:
+def search(operator: str, out: Path, db: Path, budget: int, islands: int, time_limit: float | None) -> dict:
     env = {**os.environ, "FOUNDRY_EXPERIENCE_DB": str(db)}
     argv = [sys.executable, "-m", "foundry", "optimize", operator, "--budget", str(budget),
             "--islands", str(islands), "--out", str(out), "--json"]  # fmt: skip
+    if time_limit:
+        argv += ["--time-limit", str(time_limit)]
     started = time.monotonic()
     proc = subprocess.run(argv, env=env, capture_output=True, text=True)
     wall = time.monotonic() - started
@@ -84,16 +86,17 @@ def main() -> int:
     parser.add_argument("operator")
     parser.add_argument("--budget", type=int, default=16)
     parser.add_argument("--islands", type=int, default=4)
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds per search")
     parser.add_argument("--out", type=Path, default=Path("foundry-out/warm-start"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     db = args.out / "experience.duckdb"
     db.unlink(missing_ok=True)
-    cold = search(args.operator, args.out / "cold", db, args.budget, args.islands)
+    cold = search(args.operator, args.out / "cold", db, args.budget, args.islands, args.time_limit)
     cold_summary = summarize(cold, None)
     target = cold_summary["best_speedup_in_search"]
     cold_summary = summarize(cold, target)
-    warm = search(args.operator, args.out / "warm", db, args.budget, args.islands)
+    warm = search(args.operator, args.out / "warm", db, args.budget, args.islands, args.time_limit)
     warm_summary = summarize(warm, target)
     result = {"operator": args.operator, "budget": args.budget, "islands": args.islands,
               "cold_best_speedup": target, "cold": cold_summary, "warm": warm_summary}  # fmt: skip
