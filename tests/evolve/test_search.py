@@ -298,3 +298,40 @@ def test_the_wall_clock_is_checked_between_waves_inside_a_generation():
     assert result.generations == 1  # a single generation of 16 proposals
     assert result.evaluated == 3  # 0 s, 10 s, 20 s: started; at 30 s the budget is spent
     assert "wall-time budget of 25 s spent" in result.stop_reason
+
+
+class Library:
+    """An ExperienceSink holding past kernels and hints, recording what the search reports."""
+
+    def __init__(self, past):
+        self.past = past
+        self.recorded: list[str] = []
+
+    def retrieve(self, spec, k):
+        from foundry.core.protocols import Hint
+
+        return (Hint(id="h1", suggestion="try wider blocks", genes={"x": 9}),), self.past[:k]
+
+    def record(self, spec, candidate, verdict):
+        self.recorded.append(candidate.id)
+
+
+def test_past_kernels_seed_generation_zero_within_a_share_of_the_budget():
+    from evolve_doubles import gene_source
+    from foundry.core.records import Candidate
+
+    past = [Candidate(id=f"lib-{n}", source=gene_source({"x": 10 + n, "island": 0})) for n in range(5)]
+    past.append(Candidate(id="lib-dup", source=past[0].source))
+    library = Library(past)
+    writer = GeneWriter()
+    cfg = SearchConfig(budget=Budget(candidates=8), seed=1, retrieve=6)
+    opt = Optimizer(SPEC, "", [writer], LocalExecutor([GeneEvaluator()]), load_experts(), cfg, sink=library)
+    result = opt.run()
+    assert result.experience.retrieved_kernels == ("lib-0", "lib-1")  # a quarter of a budget of 8
+    assert result.experience.retrieved_hints == ("h1",)
+    assert [e.origin for e in result.entries[:2]] == ["library", "library"]
+    assert all(r.hints and r.past_kernels for r in writer.requests)
+    assert library.recorded == [e.candidate.id for e in result.entries]
+    assert result.evaluated == 8
+    # the library kernels are the fastest here (x = 10, 11): the best lineage started from them
+    assert result.best.origin == "library" and result.experience.helped

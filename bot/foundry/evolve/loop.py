@@ -64,6 +64,7 @@ class SearchConfig(BaseModel):
     retrieve: int = Field(default=5, ge=0)  # hints and past kernels asked of the experience library
     max_barren: int = Field(default=3, ge=1)  # generations with nothing new before giving up
     finalists: int = Field(default=3, ge=1)  # best candidates tried in turn for re-verification
+    library_share: float = Field(default=0.25, ge=0, le=1)  # of the budget, for re-verifying past kernels
 
     def children_per_island(self) -> int:
         """Enough generations for selection and migration to matter: about 6 or more."""
@@ -440,8 +441,14 @@ class Optimizer:
 
     def _seed_from_library(self) -> None:
         """Past kernels for this operator signature are re-verified here: they seed generation 0."""
-        seeds = []
-        for n, past in enumerate(self.past[: self.tracker.remaining]):
+        seeds: list[tuple[int, Candidate]] = []
+        limit = min(self.tracker.remaining, max(1, int(self.config.budget.candidates * self.config.library_share)))
+        for past in self.past:
+            if len(seeds) >= limit:
+                break
+            if not past.source.strip() or source_key(past.source) in self.seen:
+                continue
+            n = len(seeds)
             island = self.islands[n % len(self.islands)]
             identifier = past.id if past.id and past.id not in self.ids else f"library-{n}-{past.id}"
             self.ids.add(identifier)
