@@ -231,6 +231,8 @@ def _operators(env: ActionEnv, target: Target) -> Selection:
         note, skipped = "", []
     else:
         base = target.compare_base
+        if base is None and target.kind == "push" and target.base_branch != target.default_branch:
+            base = _fork_point(git, head, target.default_branch)
         if base and target.kind == "comment":
             merge_base = git.run("merge-base", base, head).strip() if git.commit(base) else ""
             base = merge_base or base
@@ -257,6 +259,14 @@ def _operators(env: ActionEnv, target: Target) -> Selection:
             )
         )
     return Selection(planned=planned, skipped=skipped, note=note, retired=retired)
+
+
+def _fork_point(git: GitRepo, head: str, default_branch: str) -> str | None:
+    """Where a newly pushed branch left the default branch (None when that is not in the checkout)."""
+    for ref in (f"refs/remotes/origin/{default_branch}", f"refs/heads/{default_branch}"):
+        if default_branch and git.commit(ref) and git.ok("merge-base", ref, head):
+            return git.run("merge-base", ref, head).strip()
+    return None
 
 
 def _retire(api: GitHubApi, refs: list[str], head: str) -> None:

@@ -451,3 +451,14 @@ def test_deleting_an_operator_closes_its_pr(bot) -> None:
     notes = [c["body"] for c in bot.fake.comments.values() if c["issue"] == number]
     assert len(notes) == 1 and "was deleted" in notes[0]
     assert bot.optimized == [OP]
+
+
+def test_a_new_branch_is_compared_with_the_default_branch(bot) -> None:
+    first_push(bot)
+    bot.dev.commit({"ops/extra.py": operator_source(7.0)}, "extra op on a new branch")
+    sha = bot.dev.push("topic")
+    bot.candidates["ops/extra.py"] = kernel_source(7.0)
+    env = bot.env("push", bot.push_payload(ZERO, sha, branch="topic"), sha)
+    assert bot.run("run", env) == 0
+    assert bot.optimized == ["ops/extra.py"], "not every operator of the repository"
+    assert [(p["head"], p["base"]) for p in bot.fake.open_pulls()] == [("foundry/ops-extra", "topic")]

@@ -46,6 +46,7 @@ class Target(BaseModel):
     issue_number: int | None = None  # where the status comment goes
     comment_id: int | None = None  # the triggering comment (reactions)
     actor: str = ""
+    default_branch: str = ""  # a new branch is compared with its merge-base with this one
 
 
 class GateResult(BaseModel):
@@ -80,8 +81,9 @@ def gate(event: Event, *, config: FoundryConfig, api: GitHubApi | None, head_sha
                 repository=repo,
                 head=event.after,
                 base_branch=branch,
-                compare_base=None if event.created and set(event.before) == {"0"} else event.before,
+                compare_base=None if set(event.before) == {"0"} else event.before,
                 actor=event.sender.login if event.sender else "",
+                default_branch=event.repository.default_branch,
             ),
         )
     if isinstance(event, DispatchEvent):
