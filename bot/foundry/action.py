@@ -440,8 +440,14 @@ def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> in
     problem = ""
     try:
         plan = _load_plan(artifacts)
-        if plan.target.head != target.head or plan.target.repository != target.repository:
-            raise ActionError("the artifacts were made for another commit or repository than this event's")
+        if plan.target.model_copy(update={"head": target.head, "compare_base": target.compare_base}) != target:
+            raise ActionError("the artifacts were made for another event than this one")
+        if plan.target.head != target.head:
+            # a pull request moved on while the GPU job ran: publish what was optimized, which is
+            # what this job checked out (the triage job's output), never a commit the plan names alone
+            if git.commit("HEAD") != git.commit(plan.target.head):
+                raise ActionError("the artifacts were made for another commit than this checkout")
+            target = target.model_copy(update={"head": plan.target.head})
         head = git.commit(target.head)
         if head is None:
             raise ActionError(f"commit {target.head[:12]} is not in the checkout (fetch-depth: 0?)")

@@ -462,3 +462,40 @@ def test_a_new_branch_is_compared_with_the_default_branch(bot) -> None:
     assert bot.run("run", env) == 0
     assert bot.optimized == ["ops/extra.py"], "not every operator of the repository"
     assert [(p["head"], p["base"]) for p in bot.fake.open_pulls()] == [("foundry/ops-extra", "topic")]
+
+
+def test_publish_when_the_pull_request_moved_on_meanwhile(bot, tmp_path: Path) -> None:
+    first_push(bot)
+    bot.dev.commit({"ops/other.py": operator_source(5.0)}, "another op")
+    optimized_head = bot.dev.push("feature")
+    bot.candidates["ops/other.py"] = kernel_source(5.0)
+    bot.fake.permissions["alice"] = "write"
+    number = bot.fake.open_issue("feature")
+    bot.fake.pulls[number] = {
+        "number": number,
+        "head": "feature",
+        "base": "main",
+        "title": "f",
+        "body": "",
+        "draft": False,
+        "state": "open",
+    }
+    comment = bot.fake.add_comment(number, "/foundry optimize", "alice")
+    payload = bot.comment_payload(number, comment, pull=True)
+    main_sha = bot.branch_sha("main")
+    artifacts = tmp_path / "artifacts"
+    assert bot.run("optimize", bot.env("issue_comment", payload, main_sha), artifacts) == 0
+    bot.dev.commit({"notes.txt": "later\n"}, "the PR moves on")
+    bot.dev.push("feature")
+    publish_env = bot.env("issue_comment", payload, optimized_head)  # the checkout triage asked for
+    assert bot.run("publish", publish_env, artifacts) == 0
+    made = bot.fake.open_pulls()[-1]
+    assert made["head"] == "foundry/ops-other" and made["base"] == "feature"
+    parent = subprocess.run(
+        ["git", "-C", str(bot.bare), "rev-parse", "refs/heads/foundry/ops-other^"], capture_output=True, text=True
+    ).stdout.strip()
+    assert parent == optimized_head
+    other = bot.fake.add_comment(number, "/foundry optimize", "alice")
+    foreign = bot.env("issue_comment", bot.comment_payload(number, other, pull=True), optimized_head)
+    assert bot.run("publish", foreign, artifacts) == 1
+    assert "made for another event" in foreign.step_summary.read_text()
