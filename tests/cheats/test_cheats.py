@@ -40,8 +40,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def evaluators() -> Evaluators:
-    return Evaluators(device="cpu")
+def evaluators():
+    pool = Evaluators(device="cpu")
+    yield pool
+    pool.close()
 
 
 # -- the suite's own shape ----------------------------------------------------------------------------

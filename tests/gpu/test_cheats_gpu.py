@@ -34,8 +34,10 @@ GPU_CONTROLS = [c for c in GPU_CASES if c.kind is None]
 
 
 @pytest.fixture(scope="module")
-def evaluators() -> Evaluators:
-    return Evaluators(device="cuda")
+def evaluators():
+    pool = Evaluators(device="cuda")
+    yield pool
+    pool.close()
 
 
 @pytest.fixture(scope="module")
