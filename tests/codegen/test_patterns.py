@@ -76,7 +76,7 @@ def test_looped_softmax_uses_one_online_pass_then_a_store_pass(writer: TemplateW
 
 
 def test_fusion_genes_change_the_number_of_kernels(writer: TemplateWriter):
-    spec = request_for(EXAMPLES / "linear_gelu_3d.py").spec
+    spec = request_for(EXAMPLES / "linear_bias_relu.py").spec
     fused = writer.render(spec, {"plan.fuse_epilogue": True})
     split = writer.render(spec, {"plan.fuse_epilogue": False})
     assert fused.count("@triton.jit") == 1

@@ -120,4 +120,11 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
             g["matmul.BLOCK_K"] //= 2
         if g["matmul.BLOCK_M"] * g["matmul.BLOCK_N"] >= 256 * 128 and g["matmul.num_warps"] < 8:
             g["matmul.num_warps"] = 8  # accumulator registers: 32K fp32 over fewer warps spills
+        if g.get("matmul.precision") in ("tf32x3", "split3"):
+            # hi/lo operand copies: sm_90 compiles of 128x128 tiles with 8 warps spill (static compile facts)
+            while g["matmul.BLOCK_M"] * g["matmul.BLOCK_N"] > 1024 * g["matmul.num_warps"]:
+                if g["matmul.BLOCK_N"] >= g["matmul.BLOCK_M"]:
+                    g["matmul.BLOCK_N"] //= 2
+                else:
+                    g["matmul.BLOCK_M"] //= 2
     return g

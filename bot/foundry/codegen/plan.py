@@ -227,7 +227,12 @@ class Planner:
                 self.join(seg, node)
                 return
             self.materialize(logits)
-        self.new_segment("row", node, self.nodes[logits].shape, (1,), base_of=logits)
+        shape = self.nodes[logits].shape
+        for seg in reversed(self.segments):
+            if not seg.closed and seg.kind == "row" and seg.dims == (1,) and seg.base == shape:
+                self.join(seg, node)  # the raw logits are in memory: pick alongside the open row pass
+                return
+        self.new_segment("row", node, shape, (1,), base_of=logits)
 
     def in_segment(self, seg: Segment, arg: str) -> bool:
         return self.seg_of.get(arg) is seg and arg not in self.materialized
@@ -372,6 +377,33 @@ def prune(graph: Graph) -> None:
         del graph.nodes[name]
 
 
+def push_gathers(graph: Graph) -> None:
+    """gather(a - b, t) with b per-row → gather(a, t) - b: the picked logit of a log-softmax then needs
+    only the raw row, so cross-entropy reads its logits in one pass."""
+    changed = True
+    while changed:
+        changed = False
+        order = list(graph.nodes.values())
+        for i, node in enumerate(order):
+            if node.op != "gather":
+                continue
+            src = graph.nodes[node.args[0]]
+            if src.op not in ("sub", "add") or len(src.args) != 2:
+                continue
+            a, b = (graph.nodes[x] for x in src.args)
+            rows = src.shape[:1]
+            if a.shape != src.shape or b.shape not in (rows + (1,), rows):
+                continue
+            inner = Node(f"{node.name}_raw", "gather", (a.name, node.args[1]), node.shape, node.dtype)
+            outer = Node(node.name, src.op, (inner.name, b.name), node.shape, node.dtype)
+            order[i : i + 1] = [inner, outer]
+            graph.nodes.clear()
+            graph.nodes.update({n.name: n for n in order})
+            changed = True
+            break
+
+
 def plan(graph: Graph, options: PlanOptions | None = None) -> list[Segment]:
+    push_gathers(graph)
     prune(graph)
     return Planner(graph, options).plan()

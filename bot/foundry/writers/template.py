@@ -202,7 +202,8 @@ class TemplateWriter:
         if parent is None:
             gene_sets.append((dict(base), "defaults"))
             if "matmul.precision" in base and request.spec.precision == "fp32":
-                gene_sets.append(({**base, "matmul.precision": "tf32x3"}, "tensor-core fp32 (3xTF32)"))
+                tc = {**base, "matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}
+                gene_sets.append((tc, "tensor-core fp32 (3xTF32)"))
             for hint in request.hints:
                 warm = {k: v for k, v in hint.genes.items() if k in base}
                 if warm:
