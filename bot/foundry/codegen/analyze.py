@@ -163,7 +163,7 @@ def analyze(loaded: Any) -> Analysis:
         model = on_meta(lambda init=init: loaded.model_cls(*init))
         if len(inputs) != len(fwd_names):
             raise UnsupportedError("forward", f"takes {len(fwd_names)} arguments, inputs give {len(inputs)}")
-        graphs.append(capture(model, inputs))
+        graphs.append(capture(model, inputs, fwd_names))
         models.append(model)
     main = graphs[0]
     for other in graphs[1:]:

@@ -92,7 +92,10 @@ def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 class Lowerer:
     """Walks an aten graph and builds the IR. One instance per capture."""
 
-    def __init__(self, gm: fx.GraphModule, state_keys: list[str], n_inputs: int) -> None:
+    def __init__(
+        self, gm: fx.GraphModule, state_keys: list[str], n_inputs: int, input_names: Sequence[str] = ()
+    ) -> None:
+        self.input_names = list(input_names)
         self.gm = gm
         self.state_keys = state_keys
         self.n_inputs = n_inputs
@@ -112,9 +115,16 @@ class Lowerer:
         return name
 
     def add(
-        self, op: str, args: Sequence[str], shape: Sequence[int], dtype: torch.dtype, base: str = "", **attrs: Any
+        self,
+        op: str,
+        args: Sequence[str],
+        shape: Sequence[int],
+        dtype: torch.dtype,
+        base: str = "",
+        exact: str = "",
+        **attrs: Any,
     ) -> str:
-        name = self.fresh(base or op)
+        name = exact if exact and exact not in self.nodes else self.fresh(base or op)
         self.nodes[name] = Node(name, op, tuple(args), tuple(shape), dtype, dict(attrs))
         return name
 
@@ -172,10 +182,13 @@ class Lowerer:
                 raise UnsupportedError("input", "non-tensor forward arguments are not supported")
             if i < n_state:
                 key = self.state_keys[i]
-                name = self.add("param", (), meta.shape, meta.dtype, base="p", key=key)
+                label = "p_" + "".join(c if c.isalnum() else "_" for c in key)
+                name = self.add("param", (), meta.shape, meta.dtype, base="p", exact=label, key=key)
                 self.graph.params[name] = key
             else:
-                name = self.add("input", (), meta.shape, meta.dtype, base="x", index=i - n_state)
+                index = i - n_state
+                label = f"{self.input_names[index]}_in" if index < len(self.input_names) else ""
+                name = self.add("input", (), meta.shape, meta.dtype, base="x", exact=label, index=index)
                 self.graph.inputs.append(name)
             self.env[ph] = name
         for node in self.gm.graph.nodes:
@@ -560,17 +573,17 @@ class Lowerer:
         return self.op_addmm(node, bias, a, b, beta, alpha)
 
 
-def lower(gm: fx.GraphModule, state_keys: list[str], n_inputs: int) -> Graph:
-    return Lowerer(gm, state_keys, n_inputs).lower()
+def lower(gm: fx.GraphModule, state_keys: list[str], n_inputs: int, input_names: Sequence[str] = ()) -> Graph:
+    return Lowerer(gm, state_keys, n_inputs, input_names).lower()
 
 
-def capture(model: nn.Module, inputs: Sequence[Any]) -> Graph:
+def capture(model: nn.Module, inputs: Sequence[Any], input_names: Sequence[str] = ()) -> Graph:
     """Model + example inputs → IR graph. Raises UnsupportedError."""
     model = model.eval()
     keys = [k for k, _ in model.named_parameters()] + [k for k, _ in model.named_buffers()]
     state = set(model.state_dict().keys())
     gm = capture_graph(model, inputs)
-    graph = lower(gm, keys, len(inputs))
+    graph = lower(gm, keys, len(inputs), input_names)
     for key in graph.params.values():
         if key not in state:
             raise UnsupportedError(key, "a non-persistent buffer: its value is not in the state_dict")
