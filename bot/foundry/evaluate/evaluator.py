@@ -23,7 +23,14 @@ from torch import nn
 
 from foundry.core.records import Candidate, Diagnosis, FailureKind, KernelFacts, Stage, Timing, Verdict
 from foundry.evaluate.correctness import Tolerance, compare, probe
-from foundry.evaluate.isolation import ChildOutcome, WarmPool, child_environment, describe_signal, run_child
+from foundry.evaluate.isolation import (
+    ChildOutcome,
+    WarmPool,
+    child_environment,
+    describe_signal,
+    run_child,
+    scrub,
+)
 from foundry.evaluate.static_guard import StaticGuard
 from foundry.rules.loader import Rules, load_rules
 from foundry.spec.loader import LoadedOperator
@@ -162,7 +169,7 @@ class CandidateEvaluator:
 
     # -- stages -----------------------------------------------------------------------------------
 
-    def prepare(self) -> tuple[dict[str, Any], list[list[Any]], list[list[torch.Tensor]], nn.Module]:
+    def prepare(self) -> tuple[dict[str, Any], list[list[Any]], list[list[torch.Tensor]], nn.Module, list[str]]:
         """Fresh secret seeds: a perturbed reference, trial inputs and reference outputs."""
         op = self.operator
         model_seed = secrets.randbits(62)
@@ -175,11 +182,17 @@ class CandidateEvaluator:
             torch.manual_seed(secrets.randbits(62))
             trials.append(op.inputs(self.small))
         torch.manual_seed(secrets.randbits(62))
-        trials.extend(op.variants(self.small))
+        variants = op.variants(self.small)
+        if not variants:
+            torch.manual_seed(secrets.randbits(62))
+            variants = self.auto_variants(model, op.inputs(self.small))
+        trials.extend(variants)
         refs: list[list[torch.Tensor]] = []
+        containers: list[str] = []
         with torch.no_grad():
             for inputs in trials:
                 out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in to_device(inputs, self.device)])
+                containers.append(type(out).__name__)
                 refs.append([t.detach().to("cpu") for t in as_outputs(out)])
         payload = {
             "init": op.init_inputs(self.small),
@@ -192,16 +205,38 @@ class CandidateEvaluator:
                 self.probe_tolerances = result.tolerances
                 self.probe_notes = result.notes
                 self.probe_weak = result.weak
-        return payload, trials, refs, model
+        return payload, trials, refs, model, containers
+
+    def auto_variants(self, model: nn.Module, inputs: list[Any]) -> list[list[Any]]:
+        """Without declared variants, vary the shapes ourselves where the reference allows it: one row
+        fewer in the batch dimension and, for operators without parameters, one element fewer in the
+        last dimension (odd sizes catch kernels specialized to the one declared shape)."""
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        found: list[list[Any]] = []
+        if tensors and all(t.dim() >= 1 and t.shape[0] == tensors[0].shape[0] > 1 for t in tensors):
+            found.append([x[:-1].clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+        stateless = not any(True for _ in model.parameters()) and not any(True for _ in model.buffers())
+        if stateless and tensors and all(t.dim() >= 1 and t.shape[-1] == tensors[0].shape[-1] > 1 for t in tensors):
+            found.append([x[..., :-1].clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+        usable = []
+        for variant in found:
+            try:
+                with torch.no_grad():
+                    model(*to_device([x.clone() if isinstance(x, torch.Tensor) else x for x in variant], self.device))
+            except Exception:  # the reference itself does not accept this shape: not a variant
+                continue
+            usable.append(variant)
+        return usable
 
     def run_isolated(self, candidate: Candidate, warnings: list[Diagnosis], started: float) -> Verdict:
-        payload, trials, refs, model = self.prepare()
+        payload, trials, refs, model, containers = self.prepare()
         jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir))
         try:
             (jobdir / "candidate.py").write_text(candidate.source)
             torch.save(payload, jobdir / "job.pt")
             job = {
                 "device": self.device,
+                "default_trials": self.trials,
                 "gpu_memory_fraction": self.config.gpu_memory_fraction,
                 "static_compile": self.config.static_compile,
                 "timing": {
@@ -213,9 +248,10 @@ class CandidateEvaluator:
             (jobdir / "job.json").write_text(json.dumps(job))
             judged: dict[str, Any] = {}
             compiled = None
+            after_timing = None
 
             def decide(message: dict[str, Any]) -> bool:
-                judged.update(self.judge(message, jobdir, refs))
+                judged.update(self.judge(message, jobdir, refs, containers))
                 return not judged["failures"] and self.timing_available
 
             correctness, timing_msg, outcome = run_child(
@@ -226,6 +262,9 @@ class CandidateEvaluator:
                 decide=decide,
                 pool=self.pool,
             )
+            after_file = jobdir / "outputs_after_timing.pt"
+            if timing_msg is not None and not timing_msg.get("error") and after_file.exists():
+                after_timing = torch.load(after_file, weights_only=True)
             if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
                 assert correctness is not None
                 compiled = self.compile_statically(jobdir, correctness.get("launch_signatures", {}))
@@ -264,6 +303,20 @@ class CandidateEvaluator:
                     library=judged["library"],
                 )
             checks = checks + ["compiles for sm_90 (static)"]
+        if after_timing is not None:
+            stale = self.check_after_timing(after_timing, refs)
+            if stale is not None:
+                return self.verdict(
+                    candidate,
+                    [stale],
+                    warnings,
+                    started,
+                    checks=checks,
+                    facts=facts,
+                    launches=judged["launches"],
+                    library=judged["library"],
+                )
+            checks = checks + ["outputs still correct after the timing run"]
         timing, timing_failure, facts = self.timing(timing_msg, outcome, trials, model, facts)
         if timing_failure is not None:
             return self.verdict(
@@ -288,7 +341,9 @@ class CandidateEvaluator:
             library=judged["library"],
         )
 
-    def judge(self, message: dict[str, Any], jobdir: Path, refs: list[list[torch.Tensor]]) -> dict[str, Any]:
+    def judge(
+        self, message: dict[str, Any], jobdir: Path, refs: list[list[torch.Tensor]], containers: list[str]
+    ) -> dict[str, Any]:
         calls = message["calls"]
         outputs = torch.load(jobdir / "outputs.pt", weights_only=True)
         failures: list[Diagnosis] = []
@@ -303,7 +358,8 @@ class CandidateEvaluator:
             label, trial = call["label"], call["trial"]
             expected = refs[trial]
             what = f"trial {trial}" if label == "trial" else f"{label} call (expects trial {trial})"
-            diag = self.check_call(call, out, expected, tolerances, what, label, state_kinds)
+            container = containers[trial] if trial < len(containers) else None
+            diag = self.check_call(call, out, expected, tolerances, what, label, state_kinds, container)
             if diag is not None:
                 failures.append(diag)
                 break
@@ -340,6 +396,7 @@ class CandidateEvaluator:
         what: str,
         label: str,
         state_kinds: dict[str, str],
+        container: str | None,
     ) -> Diagnosis | None:
         info = call["output"]
         types = [item["type"] for item in info["items"]]
@@ -349,6 +406,13 @@ class CandidateEvaluator:
                 kind=FailureKind.OUTPUT_TYPE,
                 rule="plain_tensor",
                 message=f"{what}: outputs must be plain torch.Tensor, got {', '.join(types)}",
+            )
+        if container is not None and info["container"] != container:
+            return Diagnosis(
+                stage=Stage.CORRECTNESS,
+                kind=FailureKind.OUTPUT_TYPE,
+                rule="output_container",
+                message=f"{what}: forward returned a {info['container']}, the reference a {container}",
             )
         if len(out) != len(expected):
             return Diagnosis(
@@ -373,6 +437,21 @@ class CandidateEvaluator:
                     rule="aliasing",
                     message=f"{what}: output {k} shares memory with {', '.join(item['aliases'])}",
                 )
+        if call.get("mutated_state"):
+            return Diagnosis(
+                stage=Stage.CORRECTNESS,
+                kind=FailureKind.STATE_DEPENDENT,
+                rule="state_unmodified",
+                message=f"{what}: forward changed the module's state: {', '.join(call['mutated_state'][:5])} "
+                "(a kernel keeps state between calls)",
+            )
+        if call.get("clobbered_previous"):
+            return Diagnosis(
+                stage=Stage.CORRECTNESS,
+                kind=FailureKind.ALIASING,
+                rule="output_reuse",
+                message=f"{what}: this call overwrote the previous call's output (outputs share memory)",
+            )
         if call["mutated_inputs"]:
             return Diagnosis(
                 stage=Stage.CORRECTNESS,
@@ -394,6 +473,33 @@ class CandidateEvaluator:
                         }
                     )
                 return diag
+        return None
+
+    def check_after_timing(
+        self, outputs: list[list[torch.Tensor] | None], refs: list[list[torch.Tensor]]
+    ) -> Diagnosis | None:
+        """The candidate, called again on known inputs after the whole timing run, must still be right."""
+        tolerances = self.probe_tolerances or []
+        for t, out in enumerate(outputs):
+            if out is None or len(out) != len(refs[t]):
+                return Diagnosis(
+                    stage=Stage.TIMING,
+                    kind=FailureKind.STATE_DEPENDENT,
+                    rule="state:after_timing",
+                    message=f"after the timing run, trial {t}'s outputs are no longer plain tensors",
+                )
+            for k, (o, r) in enumerate(zip(out, refs[t], strict=True)):
+                tol = tolerances[k] if k < len(tolerances) else self.tolerance
+                diag = compare(o, r, tol, kind=FailureKind.STATE_DEPENDENT, what=f"trial {t}, output {k}")
+                if diag is not None:
+                    return diag.model_copy(
+                        update={
+                            "stage": Stage.TIMING,
+                            "kind": FailureKind.STATE_DEPENDENT,
+                            "rule": "state:after_timing",
+                            "message": f"result changed after many calls (the timing run): {diag.message}",
+                        }
+                    )
         return None
 
     def runtime_guard(self, calls: list[dict[str, Any]], library: set[str]) -> Diagnosis | None:
@@ -451,8 +557,9 @@ class CandidateEvaluator:
                 message=f"no verdict within {self.timeout_s:g} s; killed",
                 evidence=tail,
             )
+        tail = scrub(tail)
         if message is not None and message.get("error"):
-            error = message["error"]
+            error = {k: scrub(v) if isinstance(v, str) else v for k, v in message["error"].items()}
             stage = Stage.LOAD if message.get("stage") == "load" else Stage.RUN
             return Diagnosis(
                 stage=stage,
@@ -506,7 +613,7 @@ class CandidateEvaluator:
         warnings: list[Diagnosis] = []
         failure: Diagnosis | None = None
         for raw in message["kernels"]:
-            error = raw.pop("error", None)
+            error = scrub(raw.pop("error", None) or "") or None
             facts.append(KernelFacts(**raw))
             if error and failure is None:
                 failure = Diagnosis(

@@ -37,6 +37,14 @@ OUTPUT_CAP = 1_000_000  # bytes of stdout+stderr a candidate may print
 TAIL = 4000
 
 
+def scrub(text: str) -> str:
+    """Remove the values of this process's secret-looking variables from text a child produced."""
+    for name, value in os.environ.items():
+        if SECRET.search(name) and len(value) >= 6:
+            text = text.replace(value, "***")
+    return text
+
+
 def child_environment(extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if ENV_ALLOW.match(k) and not SECRET.search(k)}
     env.update(extra)

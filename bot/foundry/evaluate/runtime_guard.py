@@ -44,6 +44,8 @@ class LaunchRecorder:
 
         def run(fn_self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
             name = getattr(fn_self, "__name__", None) or getattr(getattr(fn_self, "fn", None), "__name__", "kernel")
+            if callable(grid):
+                grid = recorder.outside(grid)  # the grid function is the candidate's code: log its ops
             recorder.depth += 1
             try:
                 result = original(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -59,6 +61,18 @@ class LaunchRecorder:
             return result
 
         return run
+
+    def outside(self, fn: Any) -> Any:
+        recorder = self
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            depth, recorder.depth = recorder.depth, 0
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                recorder.depth = depth
+
+        return call
 
     @property
     def total(self) -> int:

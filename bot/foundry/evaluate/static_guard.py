@@ -6,6 +6,7 @@ Every rule has a name; rules/guard.yaml gives each its severity. A rejection nam
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -131,6 +132,7 @@ class StaticGuard:
         allowed = set(self.policy.allowed_imports)
         forbidden_names = set(self.policy.forbidden_names)
         forbidden_attrs = set(self.policy.forbidden_attributes)
+        stdlib_modules = set(sys.stdlib_module_names) - set(self.policy.stdlib_attribute_exceptions)
         for node in ast.walk(tree):
             line = getattr(node, "lineno", 0)
             if isinstance(node, ast.Import):
@@ -164,6 +166,12 @@ class StaticGuard:
                     yield Finding("private_attribute", line, f"access to private attribute {attr!r}")
                 elif attr in forbidden_attrs:
                     yield Finding("forbidden_attribute", line, f"use of {dotted(node) or attr!r} is not allowed")
+                elif attr in stdlib_modules and not on_self:
+                    yield Finding(
+                        "forbidden_attribute",
+                        line,
+                        f"{dotted(node) or attr!r} reaches the standard-library module {attr!r}",
+                    )
             elif isinstance(node, (ast.Try, ast.TryStar)):
                 yield Finding("try_except", line, "try/except is not allowed: no fallback around kernels")
             elif isinstance(node, (ast.Global, ast.Nonlocal)):

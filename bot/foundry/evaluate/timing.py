@@ -49,29 +49,39 @@ def clone_inputs(inputs: Sequence[Any]) -> list[Any]:
 
 def time_cuda(
     fn: Callable[..., Any],
-    input_sets: Sequence[Sequence[Any]],
+    inputs: Sequence[Sequence[Any]] | Callable[[int], Sequence[Any]],
     *,
     trials: int = 50,
     warmup: int = 5,
     flush: bool = True,
 ) -> TimingResult:
-    """Median milliseconds of fn(*inputs) over `trials` runs, rotating through input_sets."""
+    """Median milliseconds of fn(*inputs) over `trials` runs. `inputs` is a list of input sets to
+    rotate through, or a function giving trial i's inputs (called before the trial, untimed)."""
     trials = max(trials, MIN_TRIALS)
-    device = next(x.device for s in input_sets for x in s if isinstance(x, torch.Tensor))
+    if callable(inputs):
+        prepare = inputs
+    else:
+        sets = list(inputs)
+
+        def prepare(i: int) -> Sequence[Any]:
+            return sets[i % len(sets)]
+
+    first = prepare(0)
+    device = next(x.device for x in first if isinstance(x, torch.Tensor))
     scratch = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device=device) if flush else None
     with torch.no_grad():
         for i in range(warmup):
-            fn(*input_sets[i % len(input_sets)])
+            fn(*prepare(i))
         SYNC()
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(trials)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(trials)]
         wall_start = PERF()
         for i in range(trials):
-            inputs = input_sets[i % len(input_sets)]
+            inputs_i = prepare(warmup + i)
             if scratch is not None:
                 scratch.zero_()
             RECORD(starts[i])
-            fn(*inputs)
+            fn(*inputs_i)
             RECORD(ends[i])
         SYNC()
         wall_ms = (PERF() - wall_start) * 1e3

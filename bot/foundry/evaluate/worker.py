@@ -170,12 +170,16 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
         return fail("load", exc)
 
     named_state = dict(model.named_parameters()) | dict(model.named_buffers())
+    state = state_tensors(module, model, torch)
+    state_before = {name: t.detach().clone() for name, t in state.items()}
     trials = [[x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs] for inputs in data["trials"]]
+    default_trials = int(job.get("default_trials", len(trials)))
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True  # uninitialized outputs read as NaN
     baseline_threads = live_threads()
     outputs: list[list[Any] | None] = []
     calls: list[dict[str, Any]] = []
+    previous: list[tuple[Any, Any]] = []  # (output tensor, copy) of the last call
 
     def guarded_call(label: str, trial: int, inputs: list[Any]) -> bool:
         snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
@@ -202,13 +206,35 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
                 for i, (x, s) in enumerate(zip(inputs, snapshot, strict=True))
                 if isinstance(x, torch.Tensor) and not same_values(x, s, torch)
             ],
+            "mutated_state": [
+                name
+                for name, t in state.items()
+                if t.shape != state_before[name].shape or not same_values(t, state_before[name], torch)
+            ],
+            "clobbered_previous": any(not same_values(t, copy, torch) for t, copy in previous),
         }
         calls.append(record)
-        outputs.append(plain_outputs(out, torch))
+        plain = plain_outputs(out, torch)
+        outputs.append(plain)
+        previous.clear()
+        if plain is not None:
+            previous.extend((t, t.detach().clone()) for t in (list(out) if isinstance(out, (tuple, list)) else [out]))
         return True
 
-    for i, inputs in enumerate(trials):
-        if not guarded_call("trial", i, inputs):
+    # Default-shape trials, then new contents written into the buffers the last call used (a cache keyed
+    # on addresses returns stale results), then declared shape variants.
+    for i in range(default_trials):
+        if not guarded_call("trial", i, trials[i]):
+            return
+    last = trials[default_trials - 1]
+    if default_trials > 1:
+        for dst, src in zip(last, trials[0], strict=True):
+            if isinstance(dst, torch.Tensor):
+                dst.copy_(src)
+        if not guarded_call("rewrite", 0, last):
+            return
+    for i in range(default_trials, len(trials)):
+        if not guarded_call("trial", i, trials[i]):
             return
     # Results must not depend on call count or on buffer addresses.
     first = trials[0]
@@ -216,14 +242,6 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
         return
     if not guarded_call("moved", 0, [fresh_copy(x, torch) for x in first]):
         return
-    same_shape = [j for j in range(1, len(trials)) if shapes(trials[j], torch) == shapes(first, torch)]
-    if same_shape:
-        j = same_shape[0]
-        for dst, src in zip(first, trials[j], strict=True):
-            if isinstance(dst, torch.Tensor):
-                dst.copy_(src)
-        if not guarded_call("rewrite", j, first):
-            return
     torch.save(outputs, jobdir / "outputs.pt")
     channel.send(
         {
@@ -239,9 +257,27 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
         return
     torch.use_deterministic_algorithms(False)
     spec_t = job["timing"]
-    rotated = [[fresh_copy(x, torch) for x in trials[0]] for _ in range(int(spec_t["rotate"]))]
+    sources = [[x.to(device) if isinstance(x, torch.Tensor) else x for x in t] for t in data["trials"][:default_trials]]
+    rotated = [[fresh_copy(x, torch) for x in sources[0]] for _ in range(int(spec_t["rotate"]))]
+
+    def prepare(i: int) -> list[Any]:
+        # Fresh contents in rotated buffers before every trial (outside the timed region): a cache
+        # keyed on addresses or on contents never hits.
+        return refresh(rotated[i % len(rotated)], sources[i % len(sources)], i, torch)
+
     try:
-        result = timing.time_cuda(model, rotated, trials=int(spec_t["trials"]), warmup=int(spec_t["warmup"]))
+        result = timing.time_cuda(model, prepare, trials=int(spec_t["trials"]), warmup=int(spec_t["warmup"]))
+        after: list[list[Any] | None] = []
+        for t, src in enumerate(sources):  # the same kernel, after all those calls, on known inputs
+            buf = rotated[t % len(rotated)]
+            for dst, x in zip(buf, src, strict=True):
+                if isinstance(dst, torch.Tensor):
+                    dst.copy_(x)
+            with torch.no_grad():
+                out = model(*buf)
+            torch.cuda.synchronize()
+            after.append(plain_outputs(out, torch))
+        torch.save(after, jobdir / "outputs_after_timing.pt")
     except BaseException as exc:  # noqa: B036
         channel.send({"phase": "timing", "error": classify(exc, candidate_path)})
         return
@@ -259,6 +295,53 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
             "kernels": kernel_facts(recorder),
         }
     )
+
+
+def refresh(buffers: list[Any], source: list[Any], i: int, torch: Any) -> list[Any]:
+    for dst, src in zip(buffers, source, strict=True):
+        if isinstance(dst, torch.Tensor):
+            if dst.is_floating_point():
+                torch.add(src, (i % 1024 + 1) * 2.0**-12, out=dst)
+            else:
+                dst.copy_(src)
+    return buffers
+
+
+def state_tensors(module: Any, model: Any, torch: Any) -> dict[str, Any]:
+    """Every tensor the candidate could keep state in: parameters, buffers (persistent or not), tensor
+    attributes of its modules, module-level tensors, tensors in module-level containers, function
+    defaults and class attributes. Forward must leave all of them unchanged."""
+    found: dict[str, Any] = {}
+
+    def add(name: str, value: Any, depth: int = 0) -> None:
+        if isinstance(value, torch.Tensor):
+            if all(value is not t for t in found.values()):
+                found[name] = value
+        elif depth < 2 and isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                add(f"{name}[{i}]", item, depth + 1)
+        elif depth < 2 and isinstance(value, dict):
+            for key, item in value.items():
+                add(f"{name}[{key!r}]", item, depth + 1)
+
+    for prefix, sub in model.named_modules():
+        for key, value in vars(sub).items():
+            if key in ("_parameters", "_buffers"):
+                for name, t in value.items():
+                    add(f"{prefix + '.' if prefix else ''}{name}", t)
+            elif not key.startswith("_"):
+                add(f"{prefix + '.' if prefix else ''}{key}", value)
+    for key, value in vars(module).items():
+        add(f"module.{key}", value)
+        if callable(value):
+            for i, default in enumerate(getattr(value, "__defaults__", None) or ()):
+                add(f"module.{key} default {i}", default)
+            for name, default in (getattr(value, "__kwdefaults__", None) or {}).items():
+                add(f"module.{key} default {name}", default)
+        if isinstance(value, type) and value.__module__ == module.__name__:
+            for name, attr in vars(value).items():
+                add(f"module.{key}.{name}", attr)
+    return found
 
 
 def same_values(a: Any, b: Any, torch: Any) -> bool:

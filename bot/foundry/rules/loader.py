@@ -29,6 +29,7 @@ class GuardPolicy(Frozen):
     allowed_imports: tuple[str, ...]
     forbidden_names: tuple[str, ...]
     forbidden_attributes: tuple[str, ...]
+    stdlib_attribute_exceptions: tuple[str, ...] = ()
 
 
 class Tolerance(Frozen):
