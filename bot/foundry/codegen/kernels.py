@@ -28,6 +28,7 @@ class Emitted:
     scalars: list[str]  # const nodes passed as runtime floats (symbolic constants), in order
     outputs: list[str]
     kernels: list[str] = field(default_factory=list)  # kernel function names
+    reshaped: dict[str, str] = field(default_factory=dict)  # output → the view the forward applies to it
 
 
 def span(start: int, stop: int, rank: int) -> str:

@@ -90,7 +90,10 @@ class MatmulEmitter(SegmentEmitter):
             off = f"batch * {t}_sb + rm[:, None] * {t}_sm + rn[None, :] * {t}_sn"
             body.append(f"{t} = {self.load_cast(f'tl.load({t}_ptr + {off}, mask=mask, other=0.0)', t)}")
         for n in self.seg.nodes[1:]:
-            body.append(self.statement(n))
+            if n == self.seg.alias:
+                body.append(f"{n} = {self.nodes[n].args[0]}  # the (M, N) tile of the reshaped result")
+            else:
+                body.append(self.statement(n))
         for o in self.seg.outputs:
             body.append(
                 f"tl.store({o}_ptr + batch * M * N + rm[:, None] * N + rn[None, :], {self.store_value(o)}, mask=mask)"
@@ -118,6 +121,9 @@ class MatmulEmitter(SegmentEmitter):
                 "stride_bb = 0",
             ]
         for t in epi_tensors:
+            if self.seg.alias and len(self.nodes[t].shape) > 2:
+                whole = self.nodes[t].shape == self.seg.base
+                lines.append(f"{t} = {t}.reshape(M, N)" if whole else f"{t} = {t}.reshape({t}.shape[-1])")
             if batched:
                 lines.append(f"{t}_sb, {t}_sm, {t}_sn = {t}.expand(shape).stride()")
             else:
@@ -143,9 +149,13 @@ class MatmulEmitter(SegmentEmitter):
         )
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
-        return Emitted(
+        emitted = Emitted(
             "\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars, self.seg.outputs, [name]
         )
+        if self.seg.alias:
+            after = self.seg.nodes.index(self.seg.alias)
+            emitted.reshaped = {o: self.seg.alias for o in self.seg.outputs if self.seg.nodes.index(o) >= after}
+        return emitted
 
     def launcher_params(self) -> list[str]:
         return self.tensors + self.scalars

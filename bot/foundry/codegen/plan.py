@@ -31,6 +31,7 @@ class Segment:
     outputs: list[str] = field(default_factory=list)
     closed: bool = False
     base_of: str = ""  # a node with the base shape (what `size` nodes measure)
+    alias: str = ""  # matmul: a reshape of the (M, N) result the epilogue continues on, e.g. (B, S, N)
 
 
 def numel(shape: tuple[int, ...]) -> int:
@@ -102,6 +103,11 @@ class Planner:
             if node.op in SCALAR_LEAVES or node.op in ("input", "param", "gparam"):
                 continue
             if node.op == "hostview":
+                if self.reshapes_matmul(node):
+                    seg = self.seg_of[node.args[0]]
+                    seg.alias, seg.base = node.name, node.shape
+                    self.join(seg, node)
+                    continue
                 self.materialize(node.args[0])
                 self.materialized.add(node.name)
             elif node.op == "matmul":
@@ -202,6 +208,33 @@ class Planner:
             or (self.nodes[u].kind == "pointwise" and self.nodes[u].shape == seg.base)
             for u in users
         )
+
+    def reshapes_matmul(self, node: Node) -> bool:
+        """A view (B*S, N) → (B, S, N) of an open matmul's result: the epilogue can go on in 2-D."""
+        src = node.args[0]
+        seg = self.seg_of.get(src)
+        return (
+            self.options.fuse_epilogue
+            and seg is not None
+            and seg.kind == "matmul"
+            and not seg.closed
+            and not seg.alias
+            and src not in self.materialized
+            and seg.nodes[-1] == src
+            and node.attrs.get("view") in ("view", "reshape", "_unsafe_view")
+            and len(self.nodes[src].shape) == 2
+            and node.shape[-1:] == self.nodes[src].shape[-1:]
+            and numel(node.shape) == numel(self.nodes[src].shape)
+        )
+
+    def epilogue_operand(self, seg: Segment, name: str) -> bool:
+        node = self.nodes[name]
+        if name not in self.materialized or not broadcastable(node.shape, seg.base):
+            return False
+        if not seg.alias:
+            return True
+        # after a reshape the epilogue runs on (M, N): operands are whole, per-column, or scalars
+        return node.shape == seg.base or numel(node.shape) == 1 or numel(node.shape) == seg.base[-1]
 
     def materialize_args(self, node: Node, seg: Segment) -> None:
         for arg in node.args:
@@ -313,10 +346,7 @@ class Planner:
                 and node.kind == "pointwise"
                 and node.shape == seg.base
                 and all(
-                    self.in_segment(seg, a)
-                    or self.is_scalar(a)
-                    or (self.nodes[a].name in self.materialized and broadcastable(self.nodes[a].shape, seg.base))
-                    for a in node.args
+                    self.in_segment(seg, a) or self.is_scalar(a) or self.epilogue_operand(seg, a) for a in node.args
                 )
             )
         return False

@@ -120,8 +120,9 @@ class Renderer:
     def forward_lines(self, emitted: list[Emitted]) -> list[str]:
         lines: list[str] = []
         last = {seg.nodes[-1]: i for i, seg in enumerate(self.a.segments)}
+        aliases = {seg.alias for seg in self.a.segments if seg.alias}
         for name, node in self.nodes.items():
-            if node.op == "hostview":
+            if node.op == "hostview" and name not in aliases:
                 expr = self.a.view_exprs[name]
                 like = node.attrs["params"][0] if node.attrs["view"] == "like" else None
                 lines.append(
@@ -134,6 +135,8 @@ class Renderer:
                 if len(e.outputs) == 1:
                     outs = e.outputs[0]
                 lines.append(f"{outs} = {e.name}({', '.join(args)})")
+                for out, alias in e.reshaped.items():
+                    lines.append(f"{out} = " + self.a.view_exprs[alias].format(src=out, like=""))
         results = [self.var(o) for o in self.graph.outputs]
         lines.append(f"return {', '.join(results)}")
         return lines
