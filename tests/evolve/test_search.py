@@ -335,3 +335,31 @@ def test_past_kernels_seed_generation_zero_within_a_share_of_the_budget():
     assert result.evaluated == 8
     # the library kernels are the fastest here (x = 10, 11): the best lineage started from them
     assert result.best.origin == "library" and result.experience.helped
+
+
+class LineageLibrary(Library):
+    def __init__(self):
+        super().__init__([])
+        self.asked: list[tuple[str, str]] = []
+
+    def hints_for_verdict(self, verdict, k, expert):
+        from foundry.core.protocols import Hint
+
+        self.asked.append((verdict.candidate_id, expert))
+        kind = verdict.failure.kind if verdict.failure else "verified"
+        return [Hint(id=f"for-{kind}", suggestion=f"what helps after {kind}")][:k]
+
+
+def test_a_parents_diagnosis_brings_its_own_hints_from_the_library():
+    library = LineageLibrary()
+    writer = GeneWriter()
+    cfg = SearchConfig(budget=Budget(candidates=12), seed=3, islands=2)
+    Optimizer(SPEC, "", [writer], LocalExecutor([GeneEvaluator()]), load_experts(), cfg, sink=library).run()
+    with_parent = [r for r in writer.requests if r.parent is not None]
+    assert with_parent
+    for request in with_parent:
+        ids = [h.id for h in request.hints]
+        expected = "for-verified" if request.parent_verdict.verified else f"for-{request.parent_verdict.failure.kind}"
+        assert ids == ["h1", expected]
+    assert len(library.asked) == len(set(library.asked))  # asked once per parent and expert
+    assert [h.id for h in writer.requests[0].hints] == ["h1"]  # no parent yet: the run's hints only

@@ -178,6 +178,25 @@ def open_experience(loaded: LoadedOperator, options: SearchOptions, device: str,
     )
 
 
+class LibrarySink:
+    """The run's experience session as the optimizer sees it: ExperienceSink, plus hints for a
+    lineage's latest diagnosis (evolve.loop.LineageHints)."""
+
+    def __init__(self, session) -> None:
+        self.session = session
+
+    def retrieve(self, spec, k):
+        return self.session.retrieve(spec, k)
+
+    def record(self, spec, candidate, verdict) -> None:
+        self.session.record(spec, candidate, verdict)
+
+    def hints_for_verdict(self, verdict: Verdict, k: int, expert: str):
+        from foundry.experience import facts_from_verdict
+
+        return self.session.hints_for(facts_from_verdict(verdict), k, expert=expert)
+
+
 def outcome_of(result: SearchResult) -> str:
     if not result.verified:
         return "failed"
@@ -204,7 +223,7 @@ def optimize_operator(loaded: LoadedOperator, options: SearchOptions, progress: 
         budget=Budget(candidates=options.budget, wall_s=options.time_limit, tokens=options.max_tokens),
         seed=options.seed,
     )
-    sink: ExperienceSink | None = session
+    sink: ExperienceSink | None = LibrarySink(session) if session is not None else None
     try:
         result = Optimizer(
             loaded.spec, loaded.source, writers, executor, roles, config, sink=sink, progress=progress

@@ -21,6 +21,7 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,6 +50,13 @@ MIGRATIONS_LISTED = 12  # migrations described one by one in the result (all are
 FAILURE_KIND_GENE = "failure_kind"  # a writer's failed candidate may name its kind (e.g. "unsupported")
 
 
+@runtime_checkable
+class LineageHints(Protocol):
+    """An experience library that also knows hints for a lineage's latest diagnosis."""
+
+    def hints_for_verdict(self, verdict: Verdict, k: int, expert: str) -> Sequence[Hint]: ...
+
+
 class SearchConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -62,6 +70,7 @@ class SearchConfig(BaseModel):
     patience: int = Field(default=3, ge=1)  # generations without improvement before migration
     migrants: int = Field(default=1, ge=1)
     retrieve: int = Field(default=5, ge=0)  # hints and past kernels asked of the experience library
+    lineage_hints: int = Field(default=3, ge=0)  # hints asked for each parent's diagnosis
     max_barren: int = Field(default=3, ge=1)  # generations with nothing new before giving up
     finalists: int = Field(default=3, ge=1)  # best candidates tried in turn for re-verification
     library_share: float = Field(default=0.25, ge=0, le=1)  # of the budget, for re-verifying past kernels
@@ -195,6 +204,7 @@ class Optimizer:
         self.generation = 0
         self.retired: dict[str, str] = {}  # writer name → why it cannot express this operator
         self.writer_diagnoses: dict[str, Diagnosis] = {}  # failed proposal id → the writer's diagnosis
+        self.lineage_cache: dict[tuple[str, str], tuple[Hint, ...]] = {}
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -285,7 +295,7 @@ class Optimizer:
                 seed=derive_seed(self.config.seed, "propose", island.index, generation),
                 parent=parent.candidate if parent else None,
                 parent_verdict=parent.verdict if parent else None,
-                hints=self.hints,
+                hints=self._hints_for(parent, island),
                 past_kernels=self.past,
             )
             # A writer that costs nothing per proposal is asked for spares, so that children another
@@ -438,6 +448,22 @@ class Optimizer:
             return
         self.hints = tuple(hints)
         self.past = tuple(past)
+
+    def _hints_for(self, parent: Member | None, island: Island) -> tuple[Hint, ...]:
+        """The run's retrieved hints, plus those the library has for the parent's diagnosis."""
+        sink = self.sink
+        if parent is None or self.config.lineage_hints == 0 or not isinstance(sink, LineageHints):
+            return self.hints
+        key = (parent.candidate.id, island.expert.name)
+        if key not in self.lineage_cache:
+            try:
+                found = tuple(sink.hints_for_verdict(parent.verdict, self.config.lineage_hints, island.expert.name))
+            except Exception as exc:
+                log.warning("the experience library has no hints for %s: %s", parent.candidate.id, exc)
+                found = ()
+            self.lineage_cache[key] = found
+        known = {h.id for h in self.hints}
+        return self.hints + tuple(h for h in self.lineage_cache[key] if h.id not in known)
 
     def _seed_from_library(self) -> None:
         """Past kernels for this operator signature are re-verified here: they seed generation 0."""
