@@ -40,6 +40,7 @@ from foundry.github.gate import GateResult, Target, gate
 from foundry.github.gitrepo import GitRepo
 from foundry.github.publish import BRANCH_PREFIX, Outcome, pr_marker, publish_operator
 from foundry.github.status import final_body, reply_marker, running_body, status_marker, summary_markdown
+from foundry.report import code_span
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +279,7 @@ def _retire(api: GitHubApi, refs: list[str], head: str) -> None:
         api.upsert_comment(
             pull.number,
             f"<!-- kernel-foundry:retired {operator_slug(ref)} -->",
-            f"`{ref}` was deleted in `{head[:12]}`, so this kernel has nothing left to replace. Closing.",
+            f"{code_span(ref)} was deleted in `{head[:12]}`, so this kernel has nothing left to replace. Closing.",
         )
         api.close_pull(pull.number)
         log.info("closed #%d: %s was deleted", pull.number, ref)

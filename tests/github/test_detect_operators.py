@@ -140,10 +140,18 @@ def test_force_push_and_merge_commits(remote, tmp_path: Path) -> None:
 
 def test_syntax_errors_and_odd_files_are_skipped(remote) -> None:
     _, dev = remote
-    c1 = dev.commit({"ops/broken.py": "class Model(nn.Module:\n", "ops/data.bin.py": "\x00\x01", "ops/a.py": kb_op()})
+    c1 = dev.commit(
+        {
+            "ops/broken.py": "class Model(nn.Module:\n",
+            "ops/data.bin.py": "\x00\x01",
+            "ops/a.py": kb_op(),
+            "ops/$(touch x) b.py": kb_op(),
+        }
+    )
     found = detect(dev.path, base=None, head=c1)
     assert refs(found) == {"ops/a.py": "added"}
     assert any(s.path == "ops/broken.py" and "syntax error at line 1" in s.reason for s in found.skipped)
+    assert any(s.path == "ops/$(touch x) b.py" and "file name" in s.reason for s in found.skipped)
 
 
 def test_slugs() -> None:

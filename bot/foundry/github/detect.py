@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from foundry.github.config import CONFIG_PATH, FoundryConfig, parse_config
+from foundry.github.events import valid_operator
 from foundry.github.gitrepo import GitError, GitRepo
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,9 @@ def detect(
         if not path.endswith(".py"):
             continue
         if not config.wants(path) and not (old_path and config.wants(old_path)):
+            continue
+        if not valid_operator(path):
+            skipped.append(SkippedFile(path=path, reason="a file name Kernel Foundry does not handle"))
             continue
         old_rev_path = old_path or path
         before = _analyse(repo.show(base_sha, old_rev_path) if base_sha and status != "A" else None)
