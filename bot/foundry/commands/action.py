@@ -17,7 +17,12 @@ STEPS = ("triage", "optimize", "publish", "run")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("action", help="run a step of the GitHub Action", description=__doc__)
+    parser = sub.add_parser(
+        "action",
+        help="run a step of the GitHub Action",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("step", choices=STEPS)
     parser.add_argument(
         "--artifacts",

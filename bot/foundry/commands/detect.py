@@ -13,7 +13,12 @@ from foundry.github.detect import detect
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("detect", help="new or changed operators in a git range", description=__doc__)
+    parser = sub.add_parser(
+        "detect",
+        help="new or changed operators in a git range",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--base", default=None, help="the revision to compare with (default: none, all new)")
     parser.add_argument("--head", default="HEAD", help="the revision to look at (default HEAD)")
     parser.add_argument("--repo", default=".", help="the git repository (default: the current directory)")
