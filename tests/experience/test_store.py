@@ -283,3 +283,17 @@ def test_hint_uses_are_inferred_from_the_candidates_that_applied_them(tmp_path: 
     explicit.finish("improved", applied_hints={"rows": HintResult(success=False, speedup=0.95)})  # optimizer wins
     rows = next(s for s in store.hint_stats() if s.definition.id == "rows")
     assert (rows.tries, rows.successes) == (2, 1)
+
+
+def test_an_older_bot_does_not_roll_seed_texts_back(tmp_path: Path) -> None:
+    path = tmp_path / "lib.duckdb"
+    newer = [h.model_copy(update={"suggestion": "newer text"}) if h.id == "online" else h for h in SOFTMAX_HINTS]
+    ExperienceStore(path, seeds=newer).count("hints")
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '99.0.0' WHERE key = 'seeds_by'")  # loaded by a newer bot
+    con.close()
+    older = (*SOFTMAX_HINTS, HintDef(id="only-in-old", title="Old", suggestion="an old seed"))
+    store = ExperienceStore(path, seeds=older)
+    texts = {s.definition.id: s.definition.suggestion for s in store.hint_stats()}
+    assert texts["online"] == "newer text"  # kept
+    assert "only-in-old" in texts  # but a missing seed is still added

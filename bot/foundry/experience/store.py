@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 from pydantic import BaseModel, ConfigDict
 
+from foundry import __version__ as bot_version
 from foundry.core.records import Candidate, OperatorSpec, Verdict
 from foundry.experience.db import LOCK_TIMEOUT_S, Database, first, now, resolve_path
 from foundry.experience.hints import DiagnosisFacts, HintDef, load_seed_hints, seeds_digest
@@ -58,6 +60,10 @@ class HintResult(BaseModel):
 
     success: bool
     speedup: float | None = None
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
 
 
 def source_hash(source: str) -> str:
@@ -203,15 +209,21 @@ class ExperienceStore:
     # -- seeds and hints ------------------------------------------------------------------------
 
     def _load_seeds_if_changed(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Seeds changed since the last load: add new hints and update changed ones (statistics stay).
+        A bot older than the one that last loaded seeds only adds, so versions sharing a runner do
+        not flip the texts back and forth."""
         digest = seeds_digest(self.seeds)
-        row = first(con.execute("SELECT value FROM meta WHERE key = 'seeds_digest'"))
-        if row is not None and row[0] == digest:
+        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('seeds_digest', 'seeds_by')").fetchall())
+        if meta.get("seeds_digest") == digest:
             return
-        added, updated = self._upsert_hints(con, self.seeds, origin="seed", replace_changed=True)
-        con.execute(
-            "INSERT INTO meta VALUES ('seeds_digest', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [digest],
-        )
+        newer_loaded = version_tuple(meta.get("seeds_by", "0")) > version_tuple(bot_version)
+        added, updated = self._upsert_hints(con, self.seeds, origin="seed", replace_changed=not newer_loaded)
+        if not newer_loaded:
+            for key, value in (("seeds_digest", digest), ("seeds_by", bot_version)):
+                con.execute(
+                    "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [key, value],
+                )
         log.info("experience library %s: seed hints loaded (%d new, %d updated)", self.path, added, updated)
 
     def load_seeds(self) -> tuple[int, int]:
