@@ -16,6 +16,7 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "plan.merge_reductions": (True, False),
     "pointwise.BLOCK_SIZE": (256, 512, 1024, 2048, 4096, 8192),
     "pointwise.num_warps": (1, 2, 4, 8, 16),
+    "pointwise.layout": ("rows", "flat"),  # rows: 2-D grid, broadcast indices computed once per row
     "row.BLOCK_M": (1, 2, 4, 8, 16),
     "row.BLOCK_N": (256, 512, 1024, 2048, 4096, 8192),
     "row.max_single_n": (0, 1024, 2048, 4096, 8192, 16384, 32768),
@@ -43,6 +44,7 @@ DEFAULTS: dict[str, Gene] = {
     "plan.merge_reductions": True,
     "pointwise.BLOCK_SIZE": 1024,
     "pointwise.num_warps": 4,
+    "pointwise.layout": "rows",
     "row.BLOCK_M": 1,
     "row.BLOCK_N": 2048,
     "row.max_single_n": 16384,

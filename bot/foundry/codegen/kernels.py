@@ -193,6 +193,36 @@ class PointwiseEmitter(SegmentEmitter):
         for o in self.seg.outputs:
             body.append(f"tl.store({o}_ptr + offs, {self.store_value(o)}, mask=mask)")
         kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+        last = len(groups) - 1
+        rows_name = f"_{self.prefix}_rows_fwd_kernel"
+        by_rows = self.genes.get("layout", "flat") == "rows" and bool(used) and last > 0
+        if by_rows:
+            row_groups = [g for g in used if g != last]
+            row_args = [f"size{g}" for g in row_groups] + [f"rinner{g}" for g in row_groups]
+            rparams = self.kernel_params() + ["C"] + row_args + stride_args + ["BLOCK: tl.constexpr"]
+            rbody = [
+                "# one program per (row of the leading dims, block of the last dims): broadcast indices per row",
+                "row = tl.program_id(0)",
+                "cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)",
+                "mask = cols < C",
+                "offs = row.to(tl.int64) * C + cols",
+            ]
+            rbody += [f"coord{g} = (row // rinner{g}) % size{g}" for g in row_groups]
+            if last in used:
+                rbody.append(f"coord{last} = cols")
+            for t in self.tensors:
+                role = self.role(t)
+                if role == "bcast":
+                    index = " + ".join(f"coord{g} * {t}_s{g}" for g in used if self.has_group(t, groups[g]))
+                    if self.has_group(t, groups[last]):
+                        load = f"tl.load({t}_ptr + {index}, mask=mask, other=0.0)"
+                    else:
+                        load = f"tl.load({t}_ptr + {index})"  # one value per row
+                    rbody.append(f"{t} = {self.load_cast(load, t)}")
+                else:
+                    rbody.append(next(line for line in body if line.startswith(f"{t} = ")))
+            rbody += body[3 + len(used) + len(self.tensors) :]
+            kernel += ["", "", "@triton.jit", f"def {rows_name}({', '.join(rparams)}):", *indent(rbody, 4)]
 
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):"]
         lines = []
@@ -216,14 +246,33 @@ class PointwiseEmitter(SegmentEmitter):
                 later = " * ".join(f"size{h}" for h in have[i + 1 :]) or "1"
                 lines.append(f"{t}_s{g} = {later}")
         block = self.genes["BLOCK_SIZE"]
-        lines.append(f"grid = (triton.cdiv(numel, {block}),)")
         args = self.kernel_params() + ["numel"] + group_args + stride_args
         call_args = [a.removesuffix("_ptr") for a in args]
-        lines.append(f"{name}[grid]({', '.join(call_args)}, BLOCK={block}, {self.launch_opts()})")
+        flat_call = (
+            f"{name}[(triton.cdiv(numel, {block}),)]({', '.join(call_args)}, BLOCK={block}, {self.launch_opts()})"
+        )
+        if by_rows:
+            dims = groups[last]
+            lines.append(f"C = math.prod(shape[{span(dims[0], rank, rank)}])")
+            rargs = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["C"]
+            rargs += [f"size{g}" for g in row_groups] + [f"inner{g} // C" for g in row_groups] + stride_args
+            lines.append(f"if C >= {block // 2} and triton.cdiv(C, {block}) < 65536:")
+            lines.append(f"    grid = (numel // C, triton.cdiv(C, {block}))")
+            lines.append(f"    {rows_name}[grid]({', '.join(rargs)}, BLOCK={block}, {self.launch_opts()})")
+            lines.append("else:")
+            lines.append(f"    {flat_call}")
+        else:
+            lines.append(flat_call)
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher += indent(lines, 4)
         return Emitted(
-            "\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars, self.seg.outputs, [name]
+            "\n".join(kernel),
+            "\n".join(launcher),
+            self.launcher,
+            self.tensors,
+            self.scalars,
+            self.seg.outputs,
+            [name, rows_name] if by_rows else [name],
         )
 
     def device(self) -> str:

@@ -60,16 +60,14 @@ class MatmulEmitter(SegmentEmitter):
             "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
             "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
             "rk = tl.arange(0, BLOCK_K)",
-            "am = tl.where(rm < M, rm, 0)",
-            "bn = tl.where(rn < N, rn, 0)",
-            f"a_ptrs = {a}_ptr + batch * stride_ab + am[:, None] * stride_am + rk[None, :] * stride_ak",
-            f"b_ptrs = {b}_ptr + batch * stride_bb + rk[:, None] * stride_bk + bn[None, :] * stride_bn",
+            f"a_ptrs = {a}_ptr + batch * stride_ab + rm[:, None] * stride_am + rk[None, :] * stride_ak",
+            f"b_ptrs = {b}_ptr + batch * stride_bb + rk[:, None] * stride_bk + rn[None, :] * stride_bn",
             "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
             "for k in range(0, K, BLOCK_K):",
         ]
         loop = [
-            "a = tl.load(a_ptrs, mask=rk[None, :] < K - k, other=0.0)",
-            "b = tl.load(b_ptrs, mask=rk[:, None] < K - k, other=0.0)",
+            "a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < K - k), other=0.0)",
+            "b = tl.load(b_ptrs, mask=(rk[:, None] < K - k) & (rn[None, :] < N), other=0.0)",
         ]
         if half:
             loop.append("acc = tl.dot(a, b, acc)")

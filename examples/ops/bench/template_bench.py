@@ -20,7 +20,6 @@ import importlib.util
 import json
 import math
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -46,8 +45,9 @@ def emit(out: Path, operators: list[str], count: int) -> None:
         try:
             for i, expert in enumerate(EXPERTS):
                 per = max(1, count // len(EXPERTS)) + (2 if i == 0 else 0)
-                req = ProposalRequest(spec=op.spec, operator_source=op.source, expert=expert, island=i,
-                                      generation=0, count=per, seed=7)
+                req = ProposalRequest(
+                    spec=op.spec, operator_source=op.source, expert=expert, island=i, generation=0, count=per, seed=7
+                )
                 for c in writer.propose(req):
                     if c.source in seen:
                         continue
@@ -135,8 +135,13 @@ def bench_one(entry: dict, root: Path, flush: torch.Tensor, deadline: float) -> 
     good = [r for r in results if r.get("verified")]
     if good:
         best = min(good, key=lambda r: r["ms"])
-        row.update(verified=True, best_ms=best["ms"], best_genes=best["genes"],
-                   speedup_eager=row["eager_ms"] / best["ms"], gbs=moved / best["ms"] / 1e6)
+        row.update(
+            verified=True,
+            best_ms=best["ms"],
+            best_genes=best["genes"],
+            speedup_eager=row["eager_ms"] / best["ms"],
+            gbs=moved / best["ms"] / 1e6,
+        )
     if time.monotonic() < deadline + 30:
         try:
             compiled = torch.compile(ref)
@@ -165,18 +170,24 @@ def run(root: Path, budget_s: float, out: str) -> None:
         try:
             rows.append(bench_one(entry, root, flush, time.monotonic() + share * 0.6))
         except Exception as exc:
-            rows.append({"operator": Path(entry["operator"]).stem, "verified": False,
-                         "error": f"{type(exc).__name__}: {exc}"})
+            rows.append(
+                {"operator": Path(entry["operator"]).stem, "verified": False, "error": f"{type(exc).__name__}: {exc}"}
+            )
         r = rows[-1]
         fails = [c.get("error", "")[:80] for c in r.get("candidates", []) if not c.get("verified")]
-        print(f"{r['operator']:<24} ok={r.get('verified')} eager={r.get('eager_ms', 0):.3f} "
-              f"compile={r.get('compile_ms', 0):.3f} best={r.get('best_ms', 0):.3f} "
-              f"x_eager={r.get('speedup_eager', 0):.2f} x_compile={r.get('speedup_compile', 0):.2f} "
-              f"GB/s={r.get('gbs', 0):.0f} {r.get('error', '')} fails={fails[:2]}", flush=True)
+        print(
+            f"{r['operator']:<24} ok={r.get('verified')} eager={r.get('eager_ms', 0):.3f} "
+            f"compile={r.get('compile_ms', 0):.3f} best={r.get('best_ms', 0):.3f} "
+            f"x_eager={r.get('speedup_eager', 0):.2f} x_compile={r.get('speedup_compile', 0):.2f} "
+            f"GB/s={r.get('gbs', 0):.0f} {r.get('error', '')} fails={fails[:2]}",
+            flush=True,
+        )
         torch.cuda.empty_cache()
     done = [r for r in rows if r.get("speedup_eager")]
     summary = {
-        "date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+        "date": time.strftime("%Y-%m-%d"),
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
         "triton": triton.__version__,
         "geomean_eager": geomean([r["speedup_eager"] for r in done]),
         "geomean_compile": geomean([r["speedup_compile"] for r in done if r.get("speedup_compile")]),
