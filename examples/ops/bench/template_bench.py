@@ -198,6 +198,35 @@ def run(root: Path, budget_s: float, out: str) -> None:
         Path(out).write_text(json.dumps({**summary, "rows": rows}, indent=1, default=str))
 
 
+def table(path: Path) -> str:
+    """The run's JSON → a Markdown table (per operator, then the aggregate)."""
+    data = json.loads(path.read_text())
+    lines = [
+        f"Template writer on {data['gpu']} — {data['date']}, torch {data['torch']}, triton {data['triton']}.",
+        "Best of the candidates tried per operator (fp32, checked at full size against the reference).",
+        "",
+        "| operator | verified | eager ms | torch.compile ms | foundry ms | × eager | × compile | GB/s | tried |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in data["rows"]:
+
+        def f(key: str, fmt: str = ".3f", r: dict = r) -> str:
+            return format(r[key], fmt) if r.get(key) is not None else "–"
+
+        tried = len(r.get("candidates", []))
+        lines.append(
+            f"| {r['operator']} | {'yes' if r.get('verified') else 'no'} | {f('eager_ms')} | {f('compile_ms')} | "
+            f"{f('best_ms')} | {f('speedup_eager', '.2f')} | {f('speedup_compile', '.2f')} | {f('gbs', '.0f')} | "
+            f"{tried} |"
+        )
+    lines += [
+        "",
+        f"Geometric mean speedup: {data['geomean_eager']:.2f}× over eager, "
+        f"{data['geomean_compile']:.2f}× over torch.compile; verified {data['verified']}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="step", required=True)
@@ -209,7 +238,12 @@ def main() -> int:
     r.add_argument("dir")
     r.add_argument("--budget-s", type=float, default=500)
     r.add_argument("--out", default="")
+    t = sub.add_parser("table")
+    t.add_argument("json")
     args = parser.parse_args()
+    if args.step == "table":
+        print(table(Path(args.json)), end="")
+        return 0
     if args.step == "emit":
         emit(Path(args.dir), args.operators, args.candidates)
     else:
