@@ -1,5 +1,11 @@
 """The adversarial suite on CUDA: the CPU suite's cheats, honest candidates and faults, plus the
-GPU-only cheats against the timing layer (tests/cheats/candidates_gpu/). Skipped without CUDA."""
+GPU-only cheats against the timing layer (tests/cheats/candidates_gpu/). Skipped without CUDA.
+
+On the lent H200 machine (torch 2.11, triton 3.6, Python 3.12) pydantic is missing; the wheels in the
+git-ignored .whl/ folder plus typing_extensions>=4.16 install it offline:
+    pip install --no-index --find-links .whl --find-links DIR_WITH_TYPING_EXTENSIONS pydantic
+Run: python -m pytest -q tests/gpu/test_cheats_gpu.py (about 60 evaluations; split with -k if a
+command is limited to 10 minutes: "honest or gpu_only or patching", "cheat_is_rejected", "fault")."""
 
 from __future__ import annotations
 
