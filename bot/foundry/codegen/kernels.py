@@ -317,6 +317,8 @@ class RowEmitter(SegmentEmitter):
             if self.roles[o] not in ("full", "perrow"):
                 raise UnsupportedError(self.nodes[o].op, "a row kernel stores only full rows or per-row values")
         self.online = self.find_online_pairs()
+        self.welford = self.find_welford_pairs()
+        self.welford_sums = set(self.welford.values())
         self.level = self.levels()
 
     def role(self, name: str) -> str:
@@ -348,6 +350,38 @@ class RowEmitter(SegmentEmitter):
                 pairs[n] = m
         return pairs
 
+    def find_welford_pairs(self) -> dict[str, str]:
+        """sum((v - sum(v)/N)^2) reductions that can share the pass of sum(v): a running mean and M2
+        merged tile by tile (Chan et al.), stable like the two-pass form, one read instead of two."""
+        pairs: dict[str, str] = {}
+        if not self.genes.get("online_reduction", True):
+            return pairs
+        for n in self.seg.nodes:
+            node = self.nodes[n]
+            if node.op != "sum":
+                continue
+            sq = self.nodes[node.args[0]]
+            if sq.op != "mul" or sq.args[0] != sq.args[1] or sq.name not in self.members:
+                continue
+            centered = self.nodes[sq.args[0]]
+            if centered.op != "sub" or centered.name not in self.members:
+                continue
+            v, mean = (self.nodes[a] for a in centered.args)
+            if mean.op != "div" or mean.name not in self.members:
+                continue
+            total, count = (self.nodes[a] for a in mean.args)
+            if (
+                total.op == "sum"
+                and total.name in self.members
+                and total.args[0] == v.name
+                and count.op == "size"
+                and tuple(count.attrs["dims"]) == self.seg.dims
+                and not count.attrs.get("offset")
+                and total.name not in self.online
+            ):
+                pairs[n] = total.name
+        return pairs
+
     def deps_levels(self, name: str, memo: dict[str, int]) -> int:
         """Number of passes that must finish before `name` is known (its 'availability')."""
         if name in memo:
@@ -359,6 +393,8 @@ class RowEmitter(SegmentEmitter):
         if node.kind in ("reduce", "gather"):
             if name in self.online:
                 level = self.pass_of(self.online[name], memo)
+            elif name in self.welford:
+                level = self.pass_of(self.welford[name], memo)
             else:
                 level = self.pass_of(name, memo)
             memo[name] = level + 1
@@ -513,7 +549,8 @@ class RowEmitter(SegmentEmitter):
             for r in here:
                 body += self.acc_init(r)
             loop: list[str] = ["cols = start + tl.arange(0, BLOCK_N)[None, :]", "mask = row_mask & (cols < N)"]
-            targets = [self.nodes[r].args[0] for r in here if r not in self.online] + stores_here
+            targets = [self.nodes[r].args[0] for r in here if r not in self.online and r not in self.welford]
+            targets += stores_here
             targets += [self.nodes[r].args[0] for r in here if self.nodes[r].op == "gather"]
             targets += [self.nodes[self.online[r]].args[0] for r in here if r in self.online]
             inner = self.closure(targets, known)
@@ -541,6 +578,10 @@ class RowEmitter(SegmentEmitter):
 
     def acc_init(self, r: str) -> list[str]:
         op = self.nodes[r].op
+        if r in self.welford:
+            return []
+        if r in self.welford_sums:
+            return [f"{r}_{part} = tl.zeros([BLOCK_M, 1], dtype=tl.float32)" for part in ("count", "mean", "m2")]
         if r in self.online:
             return [f"{r}_run = tl.zeros([BLOCK_M, 1], dtype=tl.float32)"]
         if op in ("sum", "gather"):
@@ -559,6 +600,20 @@ class RowEmitter(SegmentEmitter):
     def acc_update(self, r: str) -> list[str]:
         node = self.nodes[r]
         src = self.var(node.args[0])
+        if r in self.welford:
+            return []  # the paired sum merges the tile's M2
+        if r in self.welford_sums:
+            return [
+                f"{r}_tcount = tl.sum(mask.to(tl.float32), axis=1, keep_dims=True)",
+                f"{r}_tmean = tl.sum(tl.where(mask, {src}, 0.0), axis=1, keep_dims=True) / tl.maximum({r}_tcount, 1.0)",
+                f"{r}_dev = tl.where(mask, {src} - {r}_tmean, 0.0)",
+                f"{r}_tm2 = tl.sum({r}_dev * {r}_dev, axis=1, keep_dims=True)",
+                f"{r}_delta = {r}_tmean - {r}_mean",
+                f"{r}_total = tl.maximum({r}_count + {r}_tcount, 1.0)",
+                f"{r}_mean += {r}_delta * ({r}_tcount / {r}_total)",
+                f"{r}_m2 += {r}_tm2 + {r}_delta * {r}_delta * ({r}_count * {r}_tcount / {r}_total)",
+                f"{r}_count += {r}_tcount",
+            ]
         if r in self.online:
             m = self.online[r]
             v = self.var(self.nodes[m].args[0])
@@ -590,6 +645,10 @@ class RowEmitter(SegmentEmitter):
 
     def acc_final(self, r: str) -> list[str]:
         op = self.nodes[r].op
+        if r in self.welford:
+            return [f"{r} = {self.welford[r]}_m2"]
+        if r in self.welford_sums:
+            return [f"{r} = {r}_mean * {r}_count"]
         if r in self.online:
             return [f"{r} = {r}_run"]
         if any(self.online.get(s) == r for s in self.online) or op in ("argmax", "argmin"):
