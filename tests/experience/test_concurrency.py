@@ -156,3 +156,34 @@ def test_file_is_a_plain_duckdb_database(tmp_path: Path) -> None:
         assert con.execute("SELECT run_id FROM runs").fetchall() == [("r3",)]
     finally:
         con.close()
+
+
+def test_finish_on_a_busy_library_saves_the_records_beside_it(tmp_path: Path) -> None:
+    from foundry.experience import import_parquet
+
+    db = tmp_path / "lib.duckdb"
+    store = ExperienceStore(db, seeds=())
+    session = store.start_run(spec(), softmax_sig(), run_id="r1", gpu=GPU, repo="acme/llm")
+    session.record(spec(), candidate("c1"), verified("c1", speedup=1.5))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import duckdb, sys; c = duckdb.connect({str(db)!r}); print('held', flush=True); "
+                               "sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        session.store = ExperienceStore(db, seeds=(), lock_timeout=0.3)
+        session.record(spec(), candidate("c2", parent="c1"), verified("c2", speedup=1.8))  # waits in memory
+        note = session.finish("improved", best=candidate("c2", parent="c1"), best_verdict=verified("c2", speedup=1.9))
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    unsaved = tmp_path / "lib.duckdb.unsaved-r1.parquet"
+    assert unsaved.is_file() and str(unsaved) in note.summary
+    report = import_parquet(store, unsaved)
+    assert report.added["candidates"] == 1 and report.added["hint_uses"] == 0
+    rows = {r.candidate_id: r for r in store.read_table("candidates")}
+    assert set(rows) == {"c1", "c2"} and rows["c2"].speedup == pytest.approx(1.9)
+    assert rows["c2"].origin_repo == "acme/llm"
+    assert store.best_kernels()[0].speedup == pytest.approx(1.9)

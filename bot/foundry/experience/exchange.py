@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -61,20 +62,25 @@ def export_parquet(store: ExperienceStore, path: Path) -> ExchangeReport:
         return out
 
     snapshot = store.db.run(work)  # one transaction: a consistent snapshot
+    return write_rows(path, snapshot, source=str(store.path))
+
+
+def write_rows(path: Path, tables: Mapping[str, Sequence[Row]], *, source: str) -> ExchangeReport:
+    """Rows of any tables into one export file (atomically: a reader never sees half a file)."""
     records: dict[str, list[str]] = {"table": [], "key": [], "origin": [], "row": []}
-    for table, rows in snapshot.items():
+    for table, rows in tables.items():
         for row in rows:
             records["table"].append(table)
             records["key"].append(row_key(table, row))
             records["origin"].append(row_origin(table, row))
             records["row"].append(row.model_dump_json())
-    metadata = {"format": FORMAT, "schema_version": str(SCHEMA_VERSION), "source": str(store.path)}
+    metadata = {"format": FORMAT, "schema_version": str(SCHEMA_VERSION), "source": source}
     table = pa.table(records, schema=ARROW_SCHEMA.with_metadata(metadata))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
     pq.write_table(table, tmp, compression="zstd")
-    tmp.replace(path)  # a reader never sees half a file
-    return ExchangeReport(path=str(path), rows={t: len(r) for t, r in snapshot.items()})
+    tmp.replace(path)
+    return ExchangeReport(path=str(path), rows={t: len(r) for t, r in tables.items()})
 
 
 def read_export(path: Path) -> dict[str, list[Row]]:

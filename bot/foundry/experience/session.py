@@ -8,17 +8,25 @@ import re
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from foundry import __version__ as bot_version
 from foundry.core.protocols import Hint
 from foundry.core.records import Candidate, ExperienceNote, OperatorSpec, Verdict
 from foundry.experience.db import now
-from foundry.experience.errors import LibraryBusyError
+from foundry.experience.errors import ExperienceError, LibraryBusyError
 from foundry.experience.hints import DiagnosisFacts
 from foundry.experience.retrieval import RETRIEVED_PREFIX, Retrieval
-from foundry.experience.rows import CandidateRow, Outcome, RunRow
+from foundry.experience.rows import CandidateRow, HintUseRow, Outcome, RunRow
 from foundry.experience.signature import OpSignature
-from foundry.experience.store import ExperienceStore, HintResult, candidate_row, candidate_uid
+from foundry.experience.store import (
+    ExperienceStore,
+    HintResult,
+    best_row,
+    candidate_row,
+    candidate_uid,
+    fastest_per_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -129,30 +137,55 @@ class RunSession:
     ) -> ExperienceNote:
         """Record the outcome, the best kernel (re-verified verdict) and the hints' results: those the
         optimizer reports in applied_hints, else those inferred from the recorded candidates (see
-        note_hint_uses). Returns what the library contributed, for the report."""
+        note_hint_uses). Returns what the library contributed, for the report. Never raises for the
+        library: when it stays busy or unreadable, the run's records go to an export file beside it
+        (`<library>.unsaved-<run>.parquet`, merged by `foundry experience import`) and the note says so."""
         if best is not None and best_verdict is not None:
             self.parents.setdefault(best.id, best.parent_id)
             self.pending.append(candidate_row(self.run, best, best_verdict))
-        if not self.flush():
-            raise LibraryBusyError(f"{self.store.path}: could not write {len(self.pending)} record(s)")
         results = {**self.inferred, **(applied_hints or {})}  # what the optimizer says wins
         helped = self.helped(best, results)
         speedup = None
         if best_verdict is not None and best_verdict.timing is not None and best_verdict.timing.measured:
             speedup = best_verdict.timing.speedup_eager
-        self.store.finish_run(
-            self.run_id,
-            outcome=outcome,
-            evaluated=self.evaluated,
-            verified=self.verified,
-            best_uid=candidate_uid(self.run_id, best.id) if best else None,
-            best_speedup=speedup,
-            helped=helped,
-            hint_results=results,
-            notes=notes,
-        )
+        finished = dict(outcome=outcome, evaluated=self.evaluated, verified=self.verified, helped=helped,
+                        best_uid=candidate_uid(self.run_id, best.id) if best else None, best_speedup=speedup,
+                        notes=notes)  # fmt: skip
         self.finished = True
-        return self.retrieval.note(helped)
+        note = self.retrieval.note(helped)
+        try:
+            if not self.flush():
+                raise LibraryBusyError(f"{self.store.path}: could not write {len(self.pending)} record(s)")
+            self.store.finish_run(self.run_id, hint_results=results, **finished)
+        except ExperienceError as exc:
+            saved = self.save_unsaved(finished, results)
+            log.error("experience: the run's records could not be written (%s); saved to %s — merge them with "
+                      "`foundry experience import %s`", exc, saved, saved)  # fmt: skip
+            note = note.model_copy(
+                update={"summary": f"{note.summary} (library unavailable: records saved to {saved})"}
+            )
+        return note
+
+    def save_unsaved(self, finished: dict, results: Mapping[str, HintResult]) -> Path:
+        """The records the library did not take, as an export file beside it (import merges them)."""
+        from foundry.experience.exchange import write_rows
+
+        stamp = now()
+        run = self.run.model_copy(
+            update={
+                "finished_at": stamp, "outcome": finished["outcome"], "evaluated": finished["evaluated"],
+                "verified": finished["verified"], "best_candidate_uid": finished["best_uid"],
+                "best_speedup": finished["best_speedup"], "helped": finished["helped"], "notes": finished["notes"],
+            }
+        )  # fmt: skip
+        uses = [HintUseRow(run_id=self.run_id, hint_id=hint_id, origin_repo=self.run.origin_repo, success=r.success,
+                           speedup=r.speedup, used_at=stamp) for hint_id, r in sorted(results.items())]  # fmt: skip
+        path = self.store.path.with_name(f"{self.store.path.name}.unsaved-{self.run_id}.parquet")
+        best = fastest_per_key(best_row(row) for row in self.pending if row.verified)
+        tables = {"runs": [run], "candidates": list(self.pending), "hint_uses": uses, "best_kernels": best}
+        write_rows(path, tables, source=str(path))
+        self.pending.clear()
+        return path
 
     def lineage_root(self, candidate_id: str) -> str:
         seen: set[str] = set()
