@@ -38,9 +38,12 @@ Outcomes: improved (verified and faster) · verified (verified, speed not measur
 failed (nothing verified) · crashed. Without a session: store.retrieve_for(signature, facts, k,
 gpu=…, expert=…) → Retrieval(kernels, hints).
 
-Safety: every operation opens the file, runs one short transaction and closes it; lock conflicts
-with other processes are retried with backoff up to a bounded wait (LibraryBusyError after it). A
-crash loses only the transaction in flight. A newer-schema file is refused (SchemaTooNewError); an
+Safety: every operation opens the file, runs one short transaction and closes it; processes queue on
+an advisory lock beside it (`<file>.lock`) and retry DuckDB's own lock with backoff, up to a bounded
+wait (LibraryBusyError after it). A crash loses only the transaction in flight. During a run a busy
+library does not stall the search (records wait in memory for the next write), and finish() never
+raises for the library: what it could not write goes to `<file>.unsaved-<run>.parquet`, which
+`foundry experience import` merges. A newer-schema file is refused (SchemaTooNewError); an
 unreadable file is reported (CorruptLibraryError) and never replaced. All three are FatalErrors.
 """
 
