@@ -103,8 +103,26 @@ def split_target(target: str) -> tuple[str, Path | None]:
     return target, None
 
 
+def gpu_present() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def untimed_note(verdict: Verdict | None) -> str:
+    """Why a row has no timing ('' when it has one)."""
+    timing = verdict.timing if verdict else None
+    if timing is not None and timing.measured:
+        return ""
+    if verdict is None or not verdict.verified:
+        return "not timed: no verified kernel"
+    if not gpu_present():
+        return NOT_MEASURED
+    return timing.reason if timing is not None and timing.reason else "not timed"
 
 
 def row_from(operator: str, kernel: str, verdict: Verdict | None, evaluated: int, wall_s: float) -> BenchRow:
@@ -129,7 +147,7 @@ def row_from(operator: str, kernel: str, verdict: Verdict | None, evaluated: int
         wall_s=round(wall_s, 3),
         candidates_per_minute=round(evaluated / wall_s * 60, 2) if evaluated and wall_s > 0 else None,
         failure=failure if verdict is None or not verdict.verified else None,
-        note="" if measured else NOT_MEASURED,
+        note=untimed_note(verdict),
     )
 
 
@@ -178,6 +196,23 @@ def bench_search(operator: str, options: SearchOptions) -> BenchRow:
 
 def fmt(value: float | None, unit: str = "") -> str:
     return "-" if value is None else f"{value:.4f}{unit}" if unit == " ms" else f"{value:.2f}{unit}"
+
+
+def render_operator(row: BenchRow) -> str:
+    """One operator: eager, torch.compile and Foundry side by side."""
+    state = "verified" if row.verified else f"not verified: {row.failure or 'nothing verified'}"
+    facts = [state, f"{row.evaluated} candidate(s) in {row.wall_s:.0f} s"]
+    if row.pct_of_roofline is not None:
+        facts.append(f"{row.pct_of_roofline:.0f}% of roofline, {row.bound}-bound")
+    lines = [f"{row.operator} [{row.kernel}] ({'; '.join(facts)})"]
+    if not row.measured:
+        lines.append("  " + (row.note or "not timed: no verified kernel"))
+        return "\n".join(lines)
+    eager = row.eager_ms
+    for label, ms in (("eager", row.eager_ms), ("torch.compile", row.compile_ms), ("foundry", row.foundry_ms)):
+        speed = f"{eager / ms:.2f}x vs eager" if eager and ms else "-"
+        lines.append(f"  {label:<14} {fmt(ms, ' ms'):>12}   {speed}")
+    return "\n".join(lines)
 
 
 def render_table(report: BenchReport) -> str:
@@ -252,6 +287,8 @@ def run(args: argparse.Namespace) -> int:
         aggregate=aggregate(rows),
         notes=tuple(notes),
     )
+    for row in rows:
+        print(render_operator(row), file=sys.stderr)
     print(render_table(report), file=sys.stderr)
     if args.out:
         try:

@@ -1,0 +1,90 @@
+"""`foundry bench` arithmetic and rendering: targets, aggregate, per-operator blocks."""
+
+from __future__ import annotations
+
+import pytest
+from foundry.commands.bench import (
+    BenchReport,
+    aggregate,
+    render_operator,
+    render_table,
+    row_from,
+    split_target,
+)
+from foundry.core.records import Diagnosis, FailureKind, Roofline, Stage, Timing, Verdict
+
+
+def timed(cid: str, cand: float, eager: float, compiled: float) -> Verdict:
+    roofline = Roofline(
+        bytes_moved=1 << 28,
+        flops=0,
+        floor_ms=cand * 0.9,
+        pct_of_floor=90.0,
+        bound="memory",
+        bandwidth_gbs=4000,
+        peak_tflops=60,
+    )
+    timing = Timing(
+        measured=True,
+        device="NVIDIA H200",
+        trials=200,
+        candidate_ms=cand,
+        eager_ms=eager,
+        compile_ms=compiled,
+        roofline=roofline,
+    )
+    return Verdict(candidate_id=cid, verified=True, policy="strict", device="cuda", timing=timing)
+
+
+def test_targets_name_an_optional_kernel():
+    assert split_target("ops/a.py") == ("ops/a.py", None)
+    assert split_target("ops/a.py::Net=out/kernel.py")[0] == "ops/a.py::Net"
+    assert str(split_target("ops/a.py=out/kernel.py")[1]) == "out/kernel.py"
+    assert split_target("ops/a.py=notes.txt") == ("ops/a.py=notes.txt", None)  # only a .py file is a kernel
+
+
+def test_aggregate_geometric_means_and_shares_over_all_operators():
+    rows = [
+        row_from("a", "search", timed("a", 1.0, 2.0, 1.5), 10, 60.0),  # 2.0x eager, 1.5x compile
+        row_from("b", "search", timed("b", 1.0, 0.5, 0.8), 10, 60.0),  # 0.5x eager, 0.8x compile
+        row_from("c", "search", None, 10, 60.0),  # nothing verified
+    ]
+    agg = aggregate(rows)
+    assert agg.operators == 3 and agg.verified == 2 and agg.measured == 2
+    assert agg.geomean_speedup_eager == pytest.approx(1.0)
+    assert agg.geomean_speedup_compile == pytest.approx((1.5 * 0.8) ** 0.5)
+    assert agg.share_faster_than_eager == pytest.approx(1 / 3)
+    assert agg.share_faster_than_compile == pytest.approx(1 / 3)
+    assert rows[0].candidates_per_minute == 10.0 and rows[0].pct_of_roofline == 90.0
+
+
+def test_rendering_side_by_side_and_what_was_not_timed():
+    good = row_from("ops/a.py::Model", "search", timed("a", 0.5, 1.0, 0.6), 12, 30.0)
+    failed = Verdict(
+        candidate_id="k",
+        verified=False,
+        policy="strict",
+        device="cuda",
+        diagnoses=(Diagnosis(stage=Stage.CORRECTNESS, kind=FailureKind.MISMATCH, message="off"),),
+    )
+    bad = row_from("ops/b.py::Model", "kernel.py", failed, 1, 5.0)
+    block = render_operator(good)
+    assert "eager" in block and "1.0000 ms" in block and "2.00x vs eager" in block and "1.67x vs eager" in block
+    assert "90% of roofline, memory-bound" in block
+    assert "not timed: no verified kernel" in render_operator(bad)
+    assert "[correctness/mismatch] off" in render_operator(bad)
+    report = BenchReport(
+        device="NVIDIA H200",
+        torch_version="t",
+        triton_version="tr",
+        python_version="3.12",
+        policy="strict",
+        writer="template",
+        budget=12,
+        rows=(good, bad),
+        aggregate=aggregate([good, bad]),
+    )
+    table = render_table(report)
+    assert "ops/a.py::Model | yes | 1.0000 ms | 0.6000 ms | 0.5000 ms | 2.00x | 1.20x" in table
+    assert "geometric mean: 2.00x over eager, 1.20x over torch.compile" in table
+    assert "faster than eager on 50%, than torch.compile on 50% of operators" in table
