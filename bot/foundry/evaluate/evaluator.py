@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import secrets
 import shutil
 import tempfile
@@ -68,6 +69,20 @@ class ReferenceTiming:
     flops: int
     bytes_moved: int
     notes: list[str] = field(default_factory=list)
+
+
+SHM = Path("/dev/shm")
+SHM_MIN_FREE = 8 * 1024**3  # inputs of memory-bound operators are hundreds of MB per trial
+
+
+def job_root() -> str | None:
+    """Jobs carry the trial inputs between processes: keep them in memory (/dev/shm) when it has room."""
+    try:
+        stats = os.statvfs(SHM)
+    except OSError:
+        return None
+    free = stats.f_bavail * stats.f_frsize
+    return str(SHM) if free >= SHM_MIN_FREE and os.access(SHM, os.W_OK) else None
 
 
 def perturb_(model: nn.Module, scale: float, generator: torch.Generator) -> None:
@@ -230,7 +245,7 @@ class CandidateEvaluator:
 
     def run_isolated(self, candidate: Candidate, warnings: list[Diagnosis], started: float) -> Verdict:
         payload, trials, refs, model, containers = self.prepare()
-        jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir))
+        jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir or job_root()))
         try:
             (jobdir / "candidate.py").write_text(candidate.source)
             torch.save(payload, jobdir / "job.pt")
