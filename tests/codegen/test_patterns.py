@@ -31,6 +31,7 @@ CASES = [
     ("activations-rows", OPERATORS / "activations.py", {"pointwise.BLOCK_SIZE": 16, "pointwise.layout": "rows"}),
     ("bias-gelu-rows", EXAMPLES / "bias_gelu_scale.py", {"pointwise.BLOCK_SIZE": 16, "pointwise.layout": "rows"}),
     ("bias-gelu-flat", EXAMPLES / "bias_gelu_scale.py", {"pointwise.layout": "flat"}),
+    ("channel-affine-rows-default", OPERATORS / "channel_affine.py", {}),
     ("batchnorm-rows", EXAMPLES / "batchnorm_relu.py", {"pointwise.BLOCK_SIZE": 16, "pointwise.layout": "rows"}),
     ("mean-dim1-small-tiles", EXAMPLES / "mean_dim1.py", {"col.BLOCK_R": 4, "col.BLOCK_I": 16}),
     ("min-dim-small-tiles", EXAMPLES / "min_dim.py", {"col.BLOCK_R": 4, "col.BLOCK_I": 16}),

@@ -1,0 +1,36 @@
+"""Template kernels compiled for the GPU target (sm_90, Triton's own compiler on this CPU) by the evaluator's
+static-compile stage: they build, fit shared memory, and do not spill at their default genes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from codegen_helpers import EXAMPLES, OPERATORS, explain, request_for
+from foundry.core.records import Candidate
+from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+from foundry.spec.loader import load_operator
+from foundry.writers.template import TemplateWriter
+
+pytestmark = [pytest.mark.interp, pytest.mark.slow]
+
+CASES = [
+    ("softmax", EXAMPLES / "softmax.py", {}),
+    ("groupnorm-looped-welford", EXAMPLES / "groupnorm.py", {"row.max_single_n": 0}),
+    ("cross-entropy", EXAMPLES / "cross_entropy.py", {}),
+    ("channel-affine-rows", OPERATORS / "channel_affine.py", {}),
+    ("mean-dim1", EXAMPLES / "mean_dim1.py", {}),
+    ("linear-tf32x3", EXAMPLES / "linear_bias_relu.py", {"matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}),
+]
+
+
+@pytest.mark.parametrize(("name", "path", "genes"), CASES, ids=[c[0] for c in CASES])
+def test_compiles_for_sm90_without_spills(writer: TemplateWriter, name: str, path: Path, genes: dict):
+    source = writer.render(request_for(path).spec, genes)
+    evaluator = CandidateEvaluator(load_operator(str(path)), config=EvaluatorConfig(trials=1, static_compile=True))
+    verdict = evaluator.evaluate(Candidate(id=name, source=source, writer="template"))
+    assert verdict.verified, explain(verdict)
+    assert verdict.kernels, "no compiled kernel facts"
+    for facts in verdict.kernels:
+        assert facts.spills == 0, facts
+        assert (facts.shared_bytes or 0) <= 227 * 1024, facts
