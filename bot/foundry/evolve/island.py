@@ -56,7 +56,6 @@ class Island:
     verified: int = 0
     failures: Counter[str] = field(default_factory=Counter)
     last_improvement: int = 0  # generation of the last new best (or of the last migration)
-    generation: int = 0  # generations this island has completed
 
     @property
     def best(self) -> Member | None:

@@ -93,7 +93,6 @@ class HistoryEntry(BaseModel):
     score: float | None = None
     score_measured: bool = False
     origin: str = ""
-    duplicate_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -411,7 +410,6 @@ class Optimizer:
                     best_score=summary.best_score,
                 )
             )
-            island.generation = generation + 1
         self._migrate(generation)
         self.progress.update(self._state(generation, done=True))
 
