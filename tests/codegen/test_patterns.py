@@ -35,6 +35,7 @@ CASES = [
     ("batchnorm-rows", EXAMPLES / "batchnorm_relu.py", {"pointwise.BLOCK_SIZE": 16, "pointwise.layout": "rows"}),
     ("mean-dim1-small-tiles", EXAMPLES / "mean_dim1.py", {"col.BLOCK_R": 4, "col.BLOCK_I": 16}),
     ("min-dim-small-tiles", EXAMPLES / "min_dim.py", {"col.BLOCK_R": 4, "col.BLOCK_I": 16}),
+    ("losses", OPERATORS / "losses.py", {}),
     ("mse-many-partials", EXAMPLES / "mse_loss.py", {"full.BLOCK_SIZE": 512, "full.partials": 2112}),
     ("frobenius-unmerged", EXAMPLES / "frobenius_scale.py", {"plan.merge_reductions": False}),
     (
