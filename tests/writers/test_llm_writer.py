@@ -57,6 +57,7 @@ def test_prompt_carries_operator_role_hints_past_kernels_and_the_parents_diagnos
     assert "class ModelNew" in system and "You are the fusion expert." in system
     assert "fp32" in system
     assert OPERATOR.strip() in user
+    assert "(scaled_relu.py::Model, dtype float32)" in user and str(FIXTURES) not in user
     assert "fold the bias add into the load (genes: BLOCK=256)" in user
     assert "scaled-relu on H200, 1.9x" in user and CORRECT.strip() in user
     assert "Fix the parent" in user and "[correctness/mismatch] (rule tolerance, line 13)" in user

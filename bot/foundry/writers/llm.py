@@ -22,6 +22,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePath
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field
@@ -213,7 +214,8 @@ def build_messages(request: ProposalRequest, role_prompt: str) -> list[dict[str,
     system = SYSTEM_PROMPT.format(hybrid=hybrid, precision=spec.precision)
     if role_prompt:
         system += "\n\n" + ROLE_PROMPT.format(role=role_prompt.strip())
-    parts = [OPERATOR_PROMPT.format(ref=spec.ref, dtype=spec.dtype, source=clip(request.operator_source))]
+    ref = f"{PurePath(spec.path).name}::{spec.class_name}"  # no local directories leave the machine
+    parts = [OPERATOR_PROMPT.format(ref=ref, dtype=spec.dtype, source=clip(request.operator_source))]
     if request.hints:
         parts.append(HINTS_PROMPT.format(hints=describe_hints(request.hints)))
     for past in request.past_kernels[:PAST_KERNELS]:
