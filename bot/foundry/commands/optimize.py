@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from foundry.core.errors import FatalError
 from foundry.core.protocols import ExperienceSink, Writer
@@ -21,14 +22,14 @@ from foundry.core.records import Candidate, RunReport, Verdict
 from foundry.evolve import Budget, ExpertRole, LocalExecutor, Optimizer, SearchConfig, SearchResult, load_experts
 from foundry.evolve.progress import LogProgress, Progress, make_progress
 from foundry.rules.loader import RulesError
-from foundry.spec.loader import LoadedOperator
+
+if TYPE_CHECKING:
+    from foundry.spec.loader import LoadedOperator
 
 log = logging.getLogger(__name__)
 
 WRITERS = ("template", "llm", "all")
 DEFAULT_BUDGET = 32
-FINALIST_TRIALS_FACTOR = 2  # re-verification: twice the correctness trials of the search
-FINALIST_TIMING_TRIALS = 200  # and a longer timing run on a GPU
 MAX_CPU_WORKERS = 4
 
 
@@ -144,15 +145,20 @@ def build_writers(
 def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[LocalExecutor, str]:
     from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
 
-    evaluator = CandidateEvaluator(loaded, policy=options.policy)
-    finalist = CandidateEvaluator(
-        loaded,
-        policy=options.policy,
-        config=EvaluatorConfig(trials=evaluator.trials * FINALIST_TRIALS_FACTOR, timing_trials=FINALIST_TIMING_TRIALS),
-    )
+    # The next worker starts while the current candidate runs; without a GPU, verified kernels are also
+    # compiled for sm_90 so the static cost model ranks them on registers, spills and shared memory.
+    # The evaluator's reverify() is the final check (more trials, a longer timing run, same reference).
+    config = EvaluatorConfig(warm_pool=True, static_compile=not torch_cuda_available())
+    evaluator = CandidateEvaluator(loaded, policy=options.policy, config=config)
     workers = options.workers or max(1, min(MAX_CPU_WORKERS, os.cpu_count() or 1))
-    executor = LocalExecutor([evaluator], slots_per_evaluator=workers, finalist_evaluator=finalist)
+    executor = LocalExecutor([evaluator], slots_per_evaluator=workers)
     return executor, evaluator.device_name
+
+
+def torch_cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def open_experience(loaded: LoadedOperator, options: SearchOptions, device: str, small: bool):

@@ -6,6 +6,8 @@ Reference outputs, seeds and the comparison stay in this process; the candidate 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import logging
 import math
@@ -39,6 +41,8 @@ from foundry.spec.loader import LoadedOperator
 log = logging.getLogger(__name__)
 
 POLICIES = ("strict", "hybrid")
+REVERIFY_TRIAL_FACTOR = 2
+REVERIFY_TIMING_TRIALS = 200
 NOT_MEASURED = "not measured: no CUDA device (candidates ran under the Triton interpreter); timing needs a GPU"
 
 
@@ -154,6 +158,17 @@ class CandidateEvaluator:
                 env=self.env,
                 cwd=Path(tempfile.gettempdir()),
             )
+
+    def reverify(self, candidate: Candidate) -> Verdict:
+        """The final check of a search's best candidate: fresh seeds, REVERIFY_TRIAL_FACTOR× the
+        correctness trials and a REVERIFY_TIMING_TRIALS-trial timing run, reusing this evaluator's
+        reference timing (torch.compile is not compiled a second time) and its warm worker."""
+        final = copy.copy(self)
+        final.config = dataclasses.replace(
+            self.config, timing_trials=max(self.config.timing_trials, REVERIFY_TIMING_TRIALS)
+        )
+        final.trials = self.trials * REVERIFY_TRIAL_FACTOR
+        return final.evaluate(candidate)
 
     def close(self) -> None:
         """Stop the warm worker, if any. Safe to call twice."""

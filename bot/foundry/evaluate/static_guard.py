@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -28,6 +29,10 @@ RULES = (
     "state_in_forward",
     "star_import",
 )
+
+# CPython 3.11's ast.parse is not thread-safe ("AST constructor recursion depth mismatch" under
+# concurrent parses); candidates of a generation are evaluated from several threads.
+PARSE_LOCK = threading.Lock()
 
 REFERENCE_NAMES = frozenset({"Model", "get_inputs", "get_init_inputs"})
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
@@ -89,7 +94,8 @@ class StaticGuard:
     def check(self, source: str) -> tuple[list[Diagnosis], list[Diagnosis]]:
         """Return (errors, warnings). A syntax error is a compile error, not a guard finding."""
         try:
-            tree = ast.parse(source)
+            with PARSE_LOCK:
+                tree = ast.parse(source)
         except SyntaxError as exc:
             diag = Diagnosis(
                 stage=Stage.STATIC,
