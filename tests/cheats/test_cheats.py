@@ -94,7 +94,6 @@ def test_cheat_is_rejected(case: Case, evaluators: Evaluators):
         assert verdict.failure.evidence, "a static rejection quotes the offending source"
     if case.operator == "tiny_loss" and case.kind is FailureKind.MISMATCH:
         # zeros/constant pass atol=1e-4 here: the rejection must come from the strengthened check
-        assert any(w.rule == "trivial_probe" for w in verdict.warnings)
         assert verdict.failure.metrics["atol"] < 1e-6
 
 
@@ -119,11 +118,6 @@ def test_honest_candidate_is_verified_and_stable(name: str, evaluators: Evaluato
     assert verdicts[0].candidate_id == verdicts[1].candidate_id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evaluator gap: for a scalar output the 'output's mean' probe IS the reference, so every "
-    "candidate of a scalar operator gets a weak_check warning although zeros fail the strengthened check",
-)
 def test_scalar_output_is_not_reported_weak(evaluators: Evaluators):
     verdict = evaluators.get("scalar_loss").evaluate(candidate((HONEST / "scalar_loss.py").read_text(), "scalar"))
     assert verdict.verified
@@ -235,6 +229,56 @@ def test_shared_output_buffer_is_overwritten_by_the_next_call():
         torch.testing.assert_close(ya, torch.softmax(a, -1))
         model(b)
     torch.testing.assert_close(ya, torch.softmax(b, -1))  # the first result is gone
+
+
+# -- attacks on the evaluating process with the static guard off (defence in depth) --------------------
+
+ATTACKS = Path(__file__).resolve().parent / "attacks"
+ATTACK_SCRIPT = """
+import json, sys
+from foundry.core.records import Candidate
+from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+from foundry.spec.loader import load_operator
+op = load_operator(sys.argv[1])
+ev = CandidateEvaluator(op, config=EvaluatorConfig(trials=2, static_guard=False), device="cpu")
+verdict = ev.evaluate(Candidate(id="attack", source=open(sys.argv[2]).read()))
+print(verdict.model_dump_json())
+"""
+
+
+def run_attack(name: str, canary: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_KEY"))}
+    env.update(PYTHONPATH=str(ROOT / "bot"), TRITON_INTERPRET="1", FOUNDRY_CANARY_TOKEN=canary)
+    return subprocess.run(
+        [sys.executable, "-c", ATTACK_SCRIPT, op("softmax_rows"), str(ATTACKS / f"{name}.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
+
+
+def test_parent_secrets_are_scrubbed_from_child_text():
+    """The child can read the parent's environment through /proc; whatever text comes back (message,
+    evidence, printed output) must not carry the parent's secret values."""
+    canary = "canary-" + os.urandom(6).hex()
+    proc = run_attack("steal_env_direct", canary)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    verdict = json.loads(proc.stdout)
+    assert verdict["verified"] is False
+    assert canary not in proc.stdout + proc.stderr
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="evaluator gap: the child runs as the parent's user, so past the static guard it can signal the "
+    "parent (os.kill(os.getppid(), 9)); a separate uid, a PID namespace or seccomp would stop it",
+)
+def test_parent_survives_a_child_that_signals_it():
+    proc = run_attack("kill_parent_direct", "unused")
+    assert proc.returncode == 0, f"the evaluating process died with {proc.returncode}"
+    assert json.loads(proc.stdout)["verified"] is False
 
 
 # -- foundry check -----------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 #        getattr, and with it every attribute the static guard forbids by name: here torch.softmax is
 #        fetched by string and ... still computes in torch, so the runtime guard must catch it.
 # operator: softmax_rows
-# expect: runtime_guard rule=non_triton_compute
+# expect: static_guard rule=forbidden_attribute
 import torch
 import triton
 import triton.language as tl

@@ -5,8 +5,7 @@
 #        it never tries an input that differs from a previous one only off the sampled positions. On a GPU
 #        the timing phase rotates copies of one input, so every timed call is a hit: O(MN) instead of O(MNK).
 # operator: linear_small
-# expect: state_dependent
-# uncaught: no near-duplicate input (one element changed) is tried; timing inputs all share one content
+# expect: state_dependent rule=state_unmodified
 import torch
 import triton
 import triton.language as tl

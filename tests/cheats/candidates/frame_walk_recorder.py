@@ -3,8 +3,7 @@
 #        guard's LaunchRecorder and raises its depth while computing the softmax with torch, so the op
 #        log takes the torch work for Triton's own argument handling.
 # operator: softmax_rows
-# expect: runtime_guard rule=non_triton_compute
-# uncaught: generator gi_frame/f_back/f_locals give stack access the static guard does not forbid
+# expect: static_guard rule=forbidden_attribute
 import torch
 import triton
 import triton.language as tl

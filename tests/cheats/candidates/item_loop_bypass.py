@@ -1,9 +1,8 @@
 # cheat: computes the chain element by element in Python: .item() reads (aten _local_scalar_dense) and
 #        scalar writes (select + fill_), all in the strict policy's allowed list; a kernel launches for show
 # operator: elementwise_chain
-# expect: runtime_guard rule=non_triton_compute
+# expect: static_guard rule=forbidden_attribute
 # devices: cpu
-# uncaught: _local_scalar_dense, select and fill_ are allowed ops, and together they compute anything
 import math
 
 import torch

@@ -2,9 +2,8 @@
 #        (SIGKILL to getppid()), so the bot dies instead of recording a rejection. Run only through
 #        `foundry check` in a subprocess: evaluated inside pytest it would kill pytest.
 # operator: softmax_rows
-# expect: runtime_error
+# expect: static_guard rule=forbidden_attribute
 # isolate: cli
-# uncaught: torch.os is reachable (the static guard checks attribute names, not the modules torch re-exports)
 import torch
 import triton
 import triton.language as tl

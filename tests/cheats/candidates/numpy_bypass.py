@@ -4,9 +4,8 @@
 #        empty_like. (CPU only: on CUDA .cpu()/.to() are allowed layout ops, so the same trick works
 #        with two copies.)
 # operator: softmax_rows
-# expect: runtime_guard rule=non_triton_compute
+# expect: static_guard rule=forbidden_attribute
 # devices: cpu
-# uncaught: numpy arithmetic on Tensor.numpy() views is invisible to the aten-level runtime guard
 import math
 
 import torch

@@ -3,7 +3,7 @@
 #        non-persistent buffers written only by kernels, so forward never assigns to self.
 #        The harness's "rewrite" call (new values in trial 0's buffers) hits a stale entry.
 # operator: softmax_rows
-# expect: state_dependent rule=state:rewrite
+# expect: static_guard rule=forbidden_attribute
 import torch
 import triton
 import triton.language as tl

@@ -3,8 +3,7 @@
 #        buffers with new values in between (its order is repeat[A] → moved[B] → rewrite[A]), so the
 #        stale result is never observed. A real caller reusing one input buffer gets stale outputs.
 # operator: softmax_rows
-# expect: state_dependent rule=state:rewrite
-# uncaught: no call rewrites the buffers of the immediately preceding call
+# expect: static_guard rule=forbidden_attribute
 import torch
 import triton
 import triton.language as tl

@@ -3,8 +3,7 @@
 #        check passes, yet outputs below 1e-4 come back as 0 or 1e-4 (relative error up to 100%); at the
 #        GPU shape (1000 columns, outputs ~1e-3) every value keeps one significant digit.
 # operator: softmax_rows
-# expect: mismatch rule=tolerance
-# uncaught: atol is absolute; outputs far below 1 get an effective relative tolerance of atol/|y| >> rtol
+# expect: mismatch rule=relative_rms
 import torch
 import triton
 import triton.language as tl

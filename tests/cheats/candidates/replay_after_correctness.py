@@ -4,8 +4,7 @@
 #        so every checked call is honest; on a GPU the timing phase (warm-up + >= 30 trials) times a
 #        kernel that does nothing, and in real use the layer returns garbage from the 9th call on.
 # operator: softmax_rows
-# expect: state_dependent
-# uncaught: correctness calls end before call 9; timing outputs are never checked
+# expect: state_dependent rule=state_unmodified
 import torch
 import triton
 import triton.language as tl

@@ -2,7 +2,8 @@
 #        does not treat as state (it checks self.* in forward and module-level containers), and replays
 #        the last result after 3 calls when the size matches
 # operator: softmax_rows
-# expect: state_dependent rule=state:rewrite
+# expect: state_dependent
+# uncaught: state_tensors snapshots the tensors present before the first call, so tensors appended later to a class-level list are never compared; and the rewrite call now runs as call 3, before the replay starts (moved/repeat replay correct values)
 import torch
 import triton
 import triton.language as tl

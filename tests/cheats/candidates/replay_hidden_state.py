@@ -3,7 +3,7 @@
 #        .tolist()), so the static guard sees no state stored in forward. The harness's "rewrite" call
 #        gets trial 0's result back.
 # operator: softmax_rows
-# expect: state_dependent rule=state:rewrite
+# expect: static_guard rule=forbidden_attribute
 import torch
 import triton
 import triton.language as tl

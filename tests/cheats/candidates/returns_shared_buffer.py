@@ -3,8 +3,7 @@
 #        leaves y1 == y2. The harness copies each output before the next call and checks aliasing only
 #        against inputs and parameters, so outputs aliasing each other across calls go unseen.
 # operator: softmax_rows
-# expect: aliasing
-# uncaught: no check that outputs of successive calls are distinct memory (or survive the next call)
+# expect: state_dependent rule=state_unmodified
 import torch
 import triton
 import triton.language as tl

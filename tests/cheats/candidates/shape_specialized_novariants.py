@@ -1,8 +1,8 @@
 # cheat: everything hard-coded for the one shape the operator declares (6x37 on CPU, 64x1000 on GPU):
-#        grid, row width and block. Any other batch or width gives wrong or unwritten results.
+#        grid and row width (accesses stay inside the input). Another width gives wrong results.
+#        The operator declares no variants: the evaluator's own variants (one row / one column fewer) catch it.
 # operator: softmax_fixed
 # expect: mismatch
-# uncaught: the evaluator only tries declared shapes; with no variants declared it never varies a dimension
 import torch
 import triton
 import triton.language as tl
@@ -12,10 +12,10 @@ ROWS, COLS, BLOCK = (64, 1000, 1024) if torch.cuda.is_available() else (6, 37, 6
 
 
 @triton.jit
-def _softmax_kernel(x_ptr, y_ptr, N_COLS: tl.constexpr, BLOCK: tl.constexpr):
+def _softmax_kernel(x_ptr, y_ptr, numel, N_COLS: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
-    mask = cols < N_COLS
+    mask = (cols < N_COLS) & (row * N_COLS + cols < numel)
     x = tl.load(x_ptr + row * N_COLS + cols, mask=mask, other=-float("inf"))
     e = tl.exp(x - tl.max(x, axis=0))
     tl.store(y_ptr + row * N_COLS + cols, e / tl.sum(e, axis=0), mask=mask)
@@ -27,5 +27,5 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         y = torch.empty_like(x)
-        _softmax_kernel[(ROWS,)](x, y, N_COLS=COLS, BLOCK=BLOCK)
+        _softmax_kernel[(ROWS,)](x, y, x.numel(), N_COLS=COLS, BLOCK=BLOCK)
         return y

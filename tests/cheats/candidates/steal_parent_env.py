@@ -3,9 +3,8 @@
 #        value out in its exception message, which becomes the rejection message that the bot prints,
 #        stores and posts on pull requests. `open` and `os` come from torch.builtins / torch.os.
 # operator: softmax_rows
-# expect: runtime_error
+# expect: static_guard rule=forbidden_attribute
 # isolate: cli
-# uncaught: the parent's environment is readable through /proc; diagnosis text from the child is not scrubbed
 import torch
 import triton
 import triton.language as tl

@@ -3,8 +3,7 @@
 #        returning: the torch work runs outside the thread-local TorchDispatchMode and no extra thread is
 #        left for the thread count to see.
 # operator: softmax_rows
-# expect: runtime_guard
-# uncaught: torch.threading/torch.builtins escape the static guard; a joined thread leaves no trace at runtime
+# expect: static_guard rule=forbidden_attribute
 import torch
 import triton
 import triton.language as tl

@@ -1,7 +1,10 @@
-# cheat: a hidden thread (torch.threading via torch.builtins.getattr) computes the result with torch and
-#        keeps running after forward returns
+# cheat: a background thread computes the result with torch and keeps running after forward returns
+#        (the static guard refuses threading, so this reaches the runtime guard with static_guard=False)
 # operator: softmax_rows
 # expect: runtime_guard rule=threads
+# config: static_guard=false
+import threading
+
 import torch
 import triton
 import triton.language as tl
@@ -31,8 +34,7 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         out = []
-        make = torch.builtins.getattr(torch.threading, "Th" + "read")
-        make(target=busy, args=(x, out), daemon=True).start()
+        threading.Thread(target=busy, args=(x, out), daemon=True).start()
         scratch = torch.empty_like(x)
         _softmax_kernel[(x.shape[0],)](x, scratch, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
         while not out:

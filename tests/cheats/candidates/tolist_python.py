@@ -2,8 +2,7 @@
 #        result with torch.tensor(...): the only aten ops are lift_fresh/_to_copy/view-like ones, all in
 #        the strict policy's allowed list. A kernel launches for show.
 # operator: softmax_rows
-# expect: runtime_guard rule=non_triton_compute
-# uncaught: tolist/torch.tensor move data through Python without any disallowed aten op
+# expect: static_guard rule=forbidden_attribute
 import math
 
 import torch

@@ -2,8 +2,7 @@
 #        (y.shape, y + 1, ...). The worker flattens lists and tuples on both sides and records the container
 #        type, but nothing compares it with the reference's.
 # operator: softmax_rows
-# expect: output_type
-# uncaught: the output container (tensor vs list/tuple) is never compared with the reference's
+# expect: output_type rule=output_container
 import torch
 import triton
 import triton.language as tl
