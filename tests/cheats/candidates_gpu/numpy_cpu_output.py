@@ -3,9 +3,8 @@
 #        kernel launches on the GPU for show. The output's device is never checked (outputs are copied
 #        to the CPU before comparison) and numpy work is invisible to the aten-level runtime guard.
 # operator: softmax_rows
-# expect: runtime_guard
+# expect: static_guard rule=forbidden_attribute
 # devices: cuda
-# uncaught: output device is not checked; host copies are allowed layout ops; numpy is invisible
 import math
 
 import torch

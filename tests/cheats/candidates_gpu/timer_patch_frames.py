@@ -2,9 +2,8 @@
 #        gi_frame.f_back chain leads to the worker's run() frame, whose locals hold the timing module;
 #        rebinding timing.ELAPSED there makes every measured interval 100x shorter.
 # operator: softmax_rows
-# expect: timing_anomaly
+# expect: static_guard rule=forbidden_attribute
 # devices: cuda
-# uncaught: frames are reachable without sys/inspect (gi_frame/f_back/f_locals), and module attributes are writable
 import torch
 import triton
 import triton.language as tl

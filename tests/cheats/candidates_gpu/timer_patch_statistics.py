@@ -2,9 +2,8 @@
 #        reaches __import__) and replaces statistics.median, which the timing layer looks up at call time:
 #        the reported median becomes a hundredth of the fastest trial.
 # operator: softmax_rows
-# expect: timing_anomaly
+# expect: static_guard rule=forbidden_attribute
 # devices: cuda
-# uncaught: torch.builtins gives getattr/__import__; timing.py's statistics.median is not bound at import
 import torch
 import triton
 import triton.language as tl

@@ -1,4 +1,4 @@
-# control: patches CUDA event timing, the wall clock and synchronize at import (static guard off). The
+# control: patches CUDA event timing and the wall clock at import (static guard off). The
 #          worker binds its timer functions before candidate code runs, so the verdict and the measured
 #          time must be those of the honest kernel underneath.
 # cheat: timer patching after the harness bound its timer
