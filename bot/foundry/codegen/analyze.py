@@ -153,7 +153,8 @@ def analyze(loaded: Any) -> Analysis:
     full_init = loaded.init_inputs(small=False)
     configs.append((small_init, on_meta(lambda: loaded.inputs(small=True))))
     configs.append((full_init, on_meta(lambda: loaded.inputs(small=False))))
-    for variant in on_meta(lambda: loaded.variants(small=True)):
+    declared = on_meta(lambda: loaded.variants(small=True))
+    for variant in declared or auto_variants(configs[0][1], loaded, small_init):
         configs.append((small_init, variant))
     for variant in on_meta(lambda: loaded.variants(small=False)):
         configs.append((full_init, variant))
@@ -212,6 +213,28 @@ def analyze(loaded: Any) -> Analysis:
         view_exprs=view_exprs,
         stored_args=merger.stored,
     )
+
+
+def auto_variants(inputs: list[Any], loaded: Any, init: list[Any]) -> list[list[Any]]:
+    """The evaluator's automatic shape variants (one row fewer in the batch dim; for stateless operators one
+    element fewer in the last dim), so literals that follow those sizes are caught here, not there."""
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    found: list[list[Any]] = []
+    if tensors and all(t.dim() >= 1 and t.shape[0] == tensors[0].shape[0] > 1 for t in tensors):
+        found.append([x[:-1] if isinstance(x, torch.Tensor) else x for x in inputs])
+    model = on_meta(lambda: loaded.model_cls(*init))
+    stateless = not list(model.parameters()) and not list(model.buffers())
+    if stateless and tensors and all(t.dim() >= 1 and t.shape[-1] == tensors[0].shape[-1] > 1 for t in tensors):
+        found.append([x[..., :-1] if isinstance(x, torch.Tensor) else x for x in inputs])
+    usable = []
+    for variant in found:
+        try:
+            with torch.no_grad():
+                model(*variant)
+        except Exception:  # the reference does not take this shape: not a variant
+            continue
+        usable.append(variant)
+    return usable
 
 
 def identifier(text: str) -> str:
