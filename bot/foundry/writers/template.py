@@ -2,8 +2,9 @@
 
 Public API
 ----------
-``TemplateWriter(rules_dir=None, loader=load_operator)``
-    ``name = "template"``. Deterministic: the same request (seed, island, generation, parent) gives
+``TemplateWriter(rules_root=None, loader=None)``
+    ``name = "template"``. ``loader(ref) -> LoadedOperator`` (default: foundry.spec.loader.load_operator,
+    imported lazily). Deterministic: the same request (seed, island, generation, parent) gives
     the same candidates.
 ``TemplateWriter.propose(request: ProposalRequest) -> list[Candidate]``
     ``request.count`` candidates (fewer if the gene space runs out), each a self-contained module with
@@ -26,6 +27,7 @@ import hashlib
 import logging
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,7 +42,6 @@ from foundry.codegen.render import render
 from foundry.core.protocols import ProposalRequest
 from foundry.core.records import Candidate, Diagnosis, FailureKind, OperatorSpec, Stage, Verdict
 from foundry.rules.loader import RulesError, rules_dir
-from foundry.spec.loader import LoadedOperator, load_operator
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,14 @@ class UnsupportedOperator(Exception):
         )
 
 
+def default_loader(ref: str) -> Any:
+    """Load the operator by reference. Composition roots that already hold the LoadedOperator should
+    inject `loader=lambda ref: loaded` instead (writers/ then never imports spec/)."""
+    from foundry.spec.loader import load_operator
+
+    return load_operator(ref)
+
+
 def stable_seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
 
@@ -129,10 +138,10 @@ def stable_seed(*parts: object) -> int:
 class TemplateWriter:
     name = "template"
 
-    def __init__(self, rules_root: Path | None = None, loader: Callable[[str], LoadedOperator] | None = None) -> None:
+    def __init__(self, rules_root: Path | None = None, loader: Callable[[str], Any] | None = None) -> None:
         self.root = rules_root or rules_dir()
         self.table = load_refinement(self.root)
-        self.loader = loader or (lambda ref: load_operator(ref))
+        self.loader = loader or default_loader
         self.analyses: dict[tuple[str, str], Analysis | UnsupportedOperator] = {}
 
     # -- analysis -----------------------------------------------------------------------------------
@@ -141,9 +150,7 @@ class TemplateWriter:
         key = (spec.ref, spec.source_hash)
         if key not in self.analyses:
             try:
-                loaded = self.loader(spec.ref)
-                loaded.spec = loaded.spec.model_copy(update={"precision": spec.precision})
-                self.analyses[key] = analyze(loaded)
+                self.analyses[key] = replace(analyze(self.loader(spec.ref)), precision=spec.precision)
             except UnsupportedError as exc:
                 self.analyses[key] = UnsupportedOperator(spec, exc.op, exc.reason)
         found = self.analyses[key]
