@@ -171,17 +171,22 @@ def open_experience(loaded: LoadedOperator, options: SearchOptions, device: str,
     from foundry.experience import ExperienceStore
     from foundry.spec.signature import signature_of
 
-    store = ExperienceStore()
-    return store.start_run(
-        loaded.spec,
-        signature_of(loaded, small=small),
-        repo=os.environ.get("GITHUB_REPOSITORY", "local"),
-        commit=os.environ.get("GITHUB_SHA", ""),
-        gpu=device,
-        budget=options.budget,
-        torch_version=torch.__version__,
-        triton_version=triton.__version__,
-    )
+    try:
+        store = ExperienceStore()
+        return store.start_run(
+            loaded.spec,
+            signature_of(loaded, small=small),
+            repo=os.environ.get("GITHUB_REPOSITORY", "local"),
+            commit=os.environ.get("GITHUB_SHA", ""),
+            gpu=device,
+            budget=options.budget,
+            torch_version=torch.__version__,
+            triton_version=triton.__version__,
+        )
+    except FatalError as exc:
+        # A corrupt or newer library is reported and left untouched; the search goes on without it.
+        log.error("experience library unusable, searching without it: %s", exc)
+        return None
 
 
 class LibrarySink:
