@@ -660,12 +660,15 @@ class RowEmitter(SegmentEmitter):
         single_name = f"_{self.prefix}_fwd_kernel"
         loop_name = f"_{self.prefix}_loop_fwd_kernel"
         max_single = int(self.genes.get("max_single_n", 8192))
+        loop_source = self.loop_kernel(loop_name)
+        if sum(1 for line in loop_source if line.strip().startswith("for start in range(")) <= 1:
+            max_single = 0  # the looped kernel already reads each row once: tiles keep more programs busy
         kernels: list[str] = []
         names: list[str] = []
         if max_single > 0:
             kernels.append("\n".join(self.single_kernel(single_name)))
             names.append(single_name)
-        kernels.append("\n".join(self.loop_kernel(loop_name)))
+        kernels.append("\n".join(loop_source))
         names.append(loop_name)
 
         base_t = self.full_inputs[0]
