@@ -18,8 +18,17 @@ from typing import TYPE_CHECKING
 
 from foundry.core.errors import FatalError
 from foundry.core.protocols import ExperienceSink, Writer
-from foundry.core.records import Candidate, RunReport, Verdict
-from foundry.evolve import Budget, ExpertRole, LocalExecutor, Optimizer, SearchConfig, SearchResult, load_experts
+from foundry.core.records import Candidate, OperatorSpec, RunReport, Verdict
+from foundry.evolve import (
+    Budget,
+    Executor,
+    ExpertRole,
+    LocalExecutor,
+    Optimizer,
+    SearchConfig,
+    SearchResult,
+    load_experts,
+)
 from foundry.evolve.progress import LogProgress, Progress, make_progress
 from foundry.rules.loader import RulesError
 
@@ -29,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WRITERS = ("template", "llm", "all")
+EXECUTORS = ("local", "ray")
 DEFAULT_BUDGET = 32
 MAX_CPU_WORKERS = 4
 
@@ -57,6 +67,19 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None, help="LLM token budget (--writer llm|all)")
     parser.add_argument("--workers", type=int, default=None, help="parallel evaluations on CPU")
     parser.add_argument("--no-experience", action="store_true", help="neither read nor write the library")
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default=None,
+        help="where candidates run: local (default) or ray (a Ray cluster; env FOUNDRY_EXECUTOR)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="Ray cluster to join (ray://host:10001, host:6379, auto); env FOUNDRY_RAY_ADDRESS, which "
+        "also selects --executor ray; without it a local Ray instance is started",
+    )
 
 
 @dataclass(frozen=True)
@@ -70,6 +93,8 @@ class SearchOptions:
     max_tokens: int | None = None
     workers: int | None = None
     experience: bool = True
+    executor: str = "local"
+    ray_address: str | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SearchOptions:
@@ -83,6 +108,7 @@ class SearchOptions:
             max_tokens=args.max_tokens,
             workers=args.workers,
             experience=not args.no_experience,
+            **executor_choice(getattr(args, "executor", None), getattr(args, "ray_address", None)),
         )
         options.validate()
         return options
@@ -98,6 +124,16 @@ class SearchOptions:
             raise FatalError("--max-tokens must not be negative")
         if self.workers is not None and self.workers < 1:
             raise FatalError("--workers must be at least 1")
+        if self.executor not in EXECUTORS:
+            raise FatalError(f"--executor must be one of {', '.join(EXECUTORS)} (got {self.executor!r})")
+
+
+def executor_choice(executor: str | None, address: str | None) -> dict[str, str | None]:
+    """Flags first, then FOUNDRY_EXECUTOR / FOUNDRY_RAY_ADDRESS (how the GitHub action passes them on);
+    an address alone means ray."""
+    address = address or os.environ.get("FOUNDRY_RAY_ADDRESS") or None
+    executor = executor or os.environ.get("FOUNDRY_EXECUTOR") or ("ray" if address else "local")
+    return {"executor": executor, "ray_address": address}
 
 
 @dataclass(frozen=True)
@@ -142,9 +178,17 @@ def build_writers(
     return writers
 
 
-def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[LocalExecutor, str]:
+def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[Executor, str]:
     from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
 
+    if options.executor == "ray":
+        from foundry.evolve.ray_executor import RayExecutor
+
+        # Each actor builds its own evaluator from the operator's text; it compiles statically when
+        # it has no GPU (the cost model), as the local evaluator does.
+        recipe = EvaluatorRecipe(loaded.spec, loaded.source, str(loaded.path.resolve()), options.policy)
+        ray_executor = RayExecutor(recipe, address=options.ray_address, cpu_workers=options.workers)
+        return ray_executor, ray_executor.device_name
     # The next worker starts while the current candidate runs; without a GPU, verified kernels are also
     # compiled for sm_90 so the static cost model ranks them on registers, spills and shared memory.
     # The evaluator's reverify() is the final check (more trials, a longer timing run, same reference).
@@ -153,6 +197,34 @@ def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[Loca
     workers = options.workers or max(1, min(MAX_CPU_WORKERS, os.cpu_count() or 1))
     executor = LocalExecutor([evaluator], slots_per_evaluator=workers)
     return executor, evaluator.device_name
+
+
+@dataclass(frozen=True)
+class EvaluatorRecipe:
+    """What a Ray worker needs to build its own evaluator: the operator as text (the driver's file is
+    used when the worker sees the same one), the policy. Called on the worker with its device."""
+
+    spec: OperatorSpec
+    source: str
+    path: str  # the driver's absolute path
+    policy: str
+
+    def __call__(self, device: str):
+        import hashlib
+        import tempfile
+
+        from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+        from foundry.spec.loader import load_operator
+
+        path = Path(self.path)
+        same = path.is_file() and hashlib.sha256(path.read_text().encode()).hexdigest()[:16] == self.spec.source_hash
+        if not same:
+            path = Path(tempfile.mkdtemp(prefix="foundry-operator-")) / path.name
+            path.write_text(self.source)
+        loaded = load_operator(f"{path}::{self.spec.class_name}", precision=self.spec.precision)
+        loaded.spec = self.spec  # the driver's spec: same name, hybrid ops and hash in every verdict
+        config = EvaluatorConfig(warm_pool=True, static_compile=device == "cpu")
+        return CandidateEvaluator(loaded, policy=self.policy, config=config, device=device)
 
 
 def torch_cuda_available() -> bool:
