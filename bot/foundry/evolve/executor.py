@@ -1,6 +1,9 @@
 """Where candidates are evaluated. The loop hands a generation to an Executor and gets the verdicts
 back in the same order, whatever order they finished in, so a seeded search is reproducible.
 
+Two implementations of the Executor protocol: LocalExecutor here (the default) and RayExecutor in
+evolve/ray_executor.py (`--executor ray`: actors across a Ray cluster; the only module importing ray).
+
 LocalExecutor: a pool of evaluator slots. On CPU one evaluator takes several slots (it spawns one
 isolated child per candidate, so concurrent evaluate() calls are safe); on a GPU each evaluator takes
 exactly one slot, so no GPU ever times two candidates at once (one timing worker per visible GPU).
@@ -23,6 +26,10 @@ EVALUATOR_RETRIES = 1  # e.g. CPython 3.11's ast.parse is not thread-safe (gh-10
 
 
 class Executor(Protocol):
+    """evaluate_all returns the verdicts in the order of `candidates` and calls on_done in that order
+    too (the loop records each as soon as it and all before it are known); reverify re-checks a
+    finalist. Only the driver records verdicts: an executor never writes the experience library."""
+
     timing_available: bool
     workers: int  # candidates evaluated at once
 

@@ -205,43 +205,52 @@ class RayExecutor:
         running: dict[Any, Job] = {}  # ObjectRef → job
         starting: dict[Any, tuple[Worker, float]] = {}  # ObjectRef of info() → replacement, deadline
         emitted = 0
-        while queue or running:
-            while queue and self.idle:
-                job = queue.pop(0)
-                job.worker = self.idle.pop(0)
-                job.attempts += 1
-                job.deadline = time.monotonic() + self.timeouts.candidate_s
-                running[job.worker.handle.evaluate.remote(job.candidate.model_dump_json())] = job
-            if not running and not starting:
-                raise FatalError("every Ray worker was lost and none could be replaced; see the log")
-            waitables = list(running) + list(starting)
-            ready, _ = self.ray.wait(waitables, num_returns=1, timeout=self.timeouts.poll_s)
-            for ref in ready:
-                if ref in starting:
-                    self._started(ref, *starting.pop(ref))
-                    continue
-                job = running.pop(ref)
-                verdict = self._fetch(ref, job.candidate)
-                if verdict is None:
-                    starting.update(self._replace(job, queue, verdicts, "it died"))
-                else:
-                    self.idle.append(job.worker)  # type: ignore[arg-type]
-                    verdicts[job.index] = verdict
-            now = time.monotonic()
-            for ref, job in list(running.items()):
-                if now > job.deadline:
-                    running.pop(ref)
-                    why = f"no answer within {self.timeouts.candidate_s:.0f} s"
-                    starting.update(self._replace(job, queue, verdicts, why, hung=True))
-            for ref, (worker, deadline) in list(starting.items()):
-                if now > deadline:
-                    starting.pop(ref)
-                    log.error("replacement %s did not start within %.0f s", worker.describe(), self.timeouts.start_s)
-                    self._kill(worker)
-            while emitted < len(verdicts) and verdicts[emitted] is not None:
-                if on_done:
-                    on_done(candidates[emitted], verdicts[emitted])  # type: ignore[arg-type]
-                emitted += 1
+        try:
+            while queue or running:
+                while queue and self.idle:
+                    job = queue.pop(0)
+                    job.worker = self.idle.pop(0)
+                    job.attempts += 1
+                    job.deadline = time.monotonic() + self.timeouts.candidate_s
+                    running[job.worker.handle.evaluate.remote(job.candidate.model_dump_json())] = job
+                if not running and not starting:
+                    raise FatalError("every Ray worker was lost and none could be replaced; see the log")
+                waitables = list(running) + list(starting)
+                ready, _ = self.ray.wait(waitables, num_returns=1, timeout=self.timeouts.poll_s)
+                for ref in ready:
+                    if ref in starting:
+                        self._started(ref, *starting.pop(ref))
+                        continue
+                    job = running.pop(ref)
+                    verdict = self._fetch(ref, job.candidate)
+                    if verdict is None:
+                        starting.update(self._replace(job, queue, verdicts, "it died"))
+                    else:
+                        self.idle.append(job.worker)  # type: ignore[arg-type]
+                        verdicts[job.index] = verdict
+                now = time.monotonic()
+                for ref, job in list(running.items()):
+                    if now > job.deadline:
+                        running.pop(ref)
+                        why = f"no answer within {self.timeouts.candidate_s:.0f} s"
+                        starting.update(self._replace(job, queue, verdicts, why, hung=True))
+                for ref, (worker, deadline) in list(starting.items()):
+                    if now > deadline:
+                        starting.pop(ref)
+                        log.error(
+                            "replacement %s did not start within %.0f s", worker.describe(), self.timeouts.start_s
+                        )
+                        self._kill(worker)
+                while emitted < len(verdicts) and verdicts[emitted] is not None:
+                    if on_done:
+                        on_done(candidates[emitted], verdicts[emitted])  # type: ignore[arg-type]
+                    emitted += 1
+        except BaseException:  # on_done raised, or an interrupt: leave the pool usable
+            for job in running.values():
+                self.idle.append(job.worker)  # type: ignore[arg-type]  # its task runs first
+            for worker, _ in starting.values():
+                self._kill(worker)
+            raise
         # replacements still starting join the pool before the next call
         if starting:
             self._start_refs(starting, minimum=0)
