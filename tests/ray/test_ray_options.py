@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,19 @@ def test_only_the_ray_executor_imports_ray_and_only_lazily():
                 importers.append(str(path.relative_to(PACKAGE)))
                 assert node not in tree.body, f"{path.name} imports ray at module level"
     assert set(importers) == {"evolve/ray_executor.py"}
+
+
+def test_an_unreachable_cluster_address_fails_fast():
+    ray = pytest.importorskip("ray")
+    from foundry.evolve.ray_executor import RayExecutor, RayTimeouts
+
+    if ray.is_initialized():
+        pytest.skip("Ray is already initialized in this process")
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(FatalError, match=rf"cannot reach the Ray cluster at ray://127.0.0.1:{port}: .*head node"):
+        RayExecutor(lambda device: None, address=f"ray://127.0.0.1:{port}", timeouts=RayTimeouts(connect_s=5))
+    assert time.monotonic() - started < 20
+    assert not ray.is_initialized()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ class RayTimeouts:
     poll_s: float = 5.0  # one ray.wait; deadlines are checked between polls
     get_s: float = 120.0  # fetching a result that ray.wait reported ready
     init_s: float = 120.0  # reading the cluster's resources after connecting
+    connect_s: float = 10.0  # reaching the head's port (ray.init itself would retry for minutes)
 
 
 def require_ray() -> Any:
@@ -301,6 +303,9 @@ class RayExecutor:
         options = {"log_to_driver": False, "include_dashboard": False, **options}
         if address:
             options.pop("include_dashboard")  # a setting of the head node, not of a driver
+            why = unreachable(address, self.timeouts.connect_s)
+            if why:
+                raise FatalError(f"cannot reach the Ray cluster at {address}: {why}; is its head node running?")
         try:
             self.ray.init(address=address, **options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -433,6 +438,19 @@ class RayExecutor:
             self.ray.kill(worker.handle, no_restart=True)
         except Exception as exc:  # already gone
             log.debug("killing %s: %s", worker.describe(), exc)
+
+
+def unreachable(address: str, timeout_s: float) -> str:
+    """Why host:port (or ray://host:port) accepts no TCP connection within timeout_s; "" when it does,
+    or when the address is one Ray resolves itself ("auto")."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return ""
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+    return ""
 
 
 def first_line(exc: BaseException) -> str:
