@@ -123,7 +123,7 @@ def test_ray_verdicts_match_the_local_executor(executor, recipe, cluster):
 
 
 def test_ray_worker_killed_mid_run_is_replaced_and_its_candidate_retried(executor):
-    candidates = [candidate(HONEST, f"honest-{i}") for i in range(3)]
+    candidates = [candidate(HONEST, f"honest-{i}") for i in range(2)]
     killer = Killer(executor, times=1)
     killer.start()
     try:
