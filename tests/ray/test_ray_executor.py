@@ -163,6 +163,26 @@ def test_ray_candidate_whose_workers_both_die_fails_with_the_reason(executor):
     assert after.verified
 
 
+def test_ray_close_releases_every_actor(executor):
+    pids = [w.pid for w in executor.pool]
+    assert all("ray::EvaluationWorker" in proc_cmdline(pid) for pid in pids)
+    executor.close()
+    assert executor.workers == 0 and RayExecutor._current is None
+    deadline = time.monotonic() + 60
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        alive = [pid for pid in pids if Path(f"/proc/{pid}").exists() and "ray::" in proc_cmdline(pid)]
+        time.sleep(0.5)
+    assert not alive, f"actor processes {alive} still run"
+
+
+def proc_cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def test_ray_asking_for_a_gpu_the_cluster_lacks_fails_fast(cluster, recipe):
     started = time.monotonic()
     with pytest.raises(FatalError, match=r"1 GPU worker\(s\) asked for, but the Ray cluster has 0 GPU"):

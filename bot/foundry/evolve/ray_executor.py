@@ -280,9 +280,8 @@ class RayExecutor:
 
     def close(self) -> None:
         """Release the actors (and the local Ray instance this executor started). Safe to call twice."""
-        for worker in self.pool:
+        for worker in list(self.pool):
             self._kill(worker)
-        self.pool, self.idle = [], []
         if RayExecutor._current is self:
             RayExecutor._current = None
         if self.owns_ray and self.ray.is_initialized():
