@@ -238,16 +238,21 @@ class CandidateEvaluator:
         return payload, trials, refs, model, containers
 
     def auto_variants(self, model: nn.Module, inputs: list[Any]) -> list[list[Any]]:
-        """Without declared variants, vary the shapes ourselves where the reference allows it: one row
-        fewer in the batch dimension and, for operators without parameters, one element fewer in the
-        last dimension (odd sizes catch kernels specialized to the one declared shape)."""
+        """Without declared variants, vary the shapes ourselves where the reference allows it: the batch
+        dimension one smaller and 2n+1 (odd, past the next power of two) and, for operators without
+        parameters, the last dimension likewise. These catch kernels specialized to the one declared
+        shape, or bounded by it."""
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         found: list[list[Any]] = []
         if tensors and all(t.dim() >= 1 and t.shape[0] == tensors[0].shape[0] > 1 for t in tensors):
             found.append([x[:-1].clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+            found.append([torch.cat([x, x.flip(0), x[:1]]) if isinstance(x, torch.Tensor) else x for x in inputs])
         stateless = not any(True for _ in model.parameters()) and not any(True for _ in model.buffers())
-        if stateless and tensors and all(t.dim() >= 1 and t.shape[-1] == tensors[0].shape[-1] > 1 for t in tensors):
+        if stateless and tensors and all(t.dim() >= 1 and t.shape[-1] == tensors[0].shape[-1] > 3 for t in tensors):
             found.append([x[..., :-1].clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+            found.append(
+                [torch.cat([x, x.flip(-1), x[..., :1]], dim=-1) if isinstance(x, torch.Tensor) else x for x in inputs]
+            )
         usable = []
         for variant in found:
             try:
@@ -383,6 +388,7 @@ class CandidateEvaluator:
             "repeat": "when called again on the same inputs",
             "moved": "when the same inputs sit at other addresses",
             "rewrite": "when new inputs are written into the same buffers",
+            "fresh": "on new inputs after all other calls",
         }
         for call, out in zip(calls, outputs, strict=True):
             label, trial = call["label"], call["trial"]
@@ -551,6 +557,14 @@ class CandidateEvaluator:
                     rule="non_triton_compute",
                     message=f"{what}: ops ran outside Triton under the {self.policy} policy: {listing}",
                     evidence=json.dumps(call["ops"], sort_keys=True),
+                )
+            if call.get("violations"):
+                return Diagnosis(
+                    stage=Stage.RUNTIME_GUARD,
+                    kind=FailureKind.RUNTIME_GUARD,
+                    rule="tensor_subclass_argument",
+                    message=f"{what}: a kernel was given a tensor subclass (its methods run unobserved): "
+                    + "; ".join(call["violations"][:3]),
                 )
             library |= {op for op in call["ops"] if op in self.operator.spec.hybrid_ops}
             if call["threads"] > 0:

@@ -10,6 +10,11 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+# torch's own tensor classes; a kernel argument of any other subclass runs candidate methods unobserved
+PLAIN_TENSOR_TYPES = tuple(
+    t for t in (torch.Tensor, torch.nn.Parameter, getattr(torch.nn.parameter, "Buffer", None)) if t is not None
+)
+
 
 class LaunchRecorder:
     """Wraps the run() of Triton's JITFunction (and the interpreter's InterpretedFunction) so every
@@ -21,6 +26,7 @@ class LaunchRecorder:
         self.compiled: dict[str, Any] = {}
         self.signatures: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self.functions: dict[str, Any] = {}
+        self.violations: list[str] = []  # tensor subclasses passed to kernels (their methods run unlogged)
         self.depth = 0
         self.installed: list[tuple[type, Any]] = []
 
@@ -44,6 +50,9 @@ class LaunchRecorder:
 
         def run(fn_self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
             name = getattr(fn_self, "__name__", None) or getattr(getattr(fn_self, "fn", None), "__name__", "kernel")
+            for value in list(args) + list(kwargs.values()):
+                if isinstance(value, torch.Tensor) and type(value) not in PLAIN_TENSOR_TYPES:
+                    recorder.violations.append(f"{name}: argument of type {type(value).__qualname__}")
             if callable(grid):
                 grid = recorder.outside(grid)  # the grid function is the candidate's code: log its ops
             recorder.depth += 1

@@ -19,6 +19,7 @@ ELAPSED = torch.cuda.Event.elapsed_time
 RECORD = torch.cuda.Event.record
 SYNC = torch.cuda.synchronize
 PERF = time.perf_counter
+MEDIAN = statistics.median
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # several times the H200's 60 MB L2
 MIN_TRIALS = 30
@@ -88,7 +89,7 @@ def time_cuda(
     times = [ELAPSED(s, e) for s, e in zip(starts, ends, strict=True)]
     span = ELAPSED(starts[0], ends[-1])
     return TimingResult(
-        median_ms=statistics.median(times),
+        median_ms=MEDIAN(times),
         trials=trials,
         min_ms=min(times),
         max_ms=max(times),

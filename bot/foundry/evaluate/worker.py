@@ -172,7 +172,9 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     named_state = dict(model.named_parameters()) | dict(model.named_buffers())
     state = state_tensors(module, model, torch)
     state_before = {name: t.detach().clone() for name, t in state.items()}
-    trials = [[x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs] for inputs in data["trials"]]
+    containers = state_containers(module, model, torch)
+    containers_before = {name: fingerprint(c) for name, c in containers.items()}
+    trials = [data_trial(data, i, device, torch) for i in range(len(data["trials"]))]
     default_trials = int(job.get("default_trials", len(trials)))
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True  # uninitialized outputs read as NaN
@@ -184,6 +186,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     def guarded_call(label: str, trial: int, inputs: list[Any]) -> bool:
         snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         before = recorder.total
+        violations_before = len(recorder.violations)
         log = OpLog(recorder)
         try:
             with torch.no_grad(), log:
@@ -210,7 +213,9 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
                 name
                 for name, t in state.items()
                 if t.shape != state_before[name].shape or not same_values(t, state_before[name], torch)
-            ],
+            ]
+            + [name for name, c in containers.items() if fingerprint(c) != containers_before[name]],
+            "violations": recorder.violations[violations_before:],
             "clobbered_previous": any(not same_values(t, copy, torch) for t, copy in previous),
         }
         calls.append(record)
@@ -242,6 +247,9 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
         return
     if not guarded_call("moved", 0, [fresh_copy(x, torch) for x in first]):
         return
+    if default_trials > 1:  # last of all: new contents at new addresses, after every other call
+        if not guarded_call("fresh", 1, [fresh_copy(x, torch) for x in data_trial(data, 1, device, torch)]):
+            return
     torch.save(outputs, jobdir / "outputs.pt")
     channel.send(
         {
@@ -295,6 +303,41 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
             "kernels": kernel_facts(recorder),
         }
     )
+
+
+def data_trial(data: dict[str, Any], index: int, device: str, torch: Any) -> list[Any]:
+    """Trial `index`'s inputs as the parent sent them (on CPU, `.to` would alias buffers a call rewrote)."""
+    return [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in data["trials"][index]]
+
+
+CONTAINERS = (list, dict, set)
+
+
+def state_containers(module: Any, model: Any, torch: Any) -> dict[str, Any]:
+    """Mutable containers the candidate could keep state in: module-level ones, class attributes of its
+    classes, function defaults, and non-tensor attributes of its modules."""
+    found: dict[str, Any] = {}
+    for prefix, sub in model.named_modules():
+        for key, value in vars(sub).items():
+            if isinstance(value, CONTAINERS) and not key.startswith("_"):
+                found[f"{prefix + '.' if prefix else ''}{key}"] = value
+    for key, value in vars(module).items():
+        if isinstance(value, CONTAINERS) and not key.startswith("__"):
+            found[f"module.{key}"] = value
+        if callable(value):
+            for i, default in enumerate(getattr(value, "__defaults__", None) or ()):
+                if isinstance(default, CONTAINERS):
+                    found[f"module.{key} default {i}"] = default
+        if isinstance(value, type) and value.__module__ == module.__name__:
+            for name, attr in vars(value).items():
+                if isinstance(attr, CONTAINERS) and not name.startswith("__"):
+                    found[f"module.{key}.{name}"] = attr
+    return found
+
+
+def fingerprint(container: Any) -> tuple[Any, ...]:
+    items = list(container.items()) if isinstance(container, dict) else list(container)
+    return (type(container).__name__, len(items), tuple(id(x) for x in items[:256]))
 
 
 def refresh(buffers: list[Any], source: list[Any], i: int, torch: Any) -> list[Any]:

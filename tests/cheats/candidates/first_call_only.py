@@ -1,7 +1,7 @@
 # cheat: launches the Triton kernel on the first call only (a flag kept in a class-level list, which holds
 #        no tensor, so the state check has nothing to compare); every later call is computed by torch
 # operator: softmax_rows
-# expect: runtime_guard rule=no_triton_launch
+# expect: state_dependent rule=state_unmodified
 import torch
 import triton
 import triton.language as tl

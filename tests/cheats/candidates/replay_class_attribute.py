@@ -3,7 +3,6 @@
 #        the last result after 3 calls when the size matches
 # operator: softmax_rows
 # expect: state_dependent
-# uncaught: state_tensors snapshots the tensors present before the first call, so tensors appended later to a class-level list are never compared; and the rewrite call now runs as call 3, before the replay starts (moved/repeat replay correct values)
 import torch
 import triton
 import triton.language as tl

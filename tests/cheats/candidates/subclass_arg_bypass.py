@@ -3,8 +3,7 @@
 #        JITFunction.run reading .dtype), where the runtime guard ignores aten ops as Triton's own argument
 #        handling; later reads (the recorder's own signature log) find the work done.
 # operator: softmax_rows
-# expect: runtime_guard rule=non_triton_compute
-# uncaught: code of the candidate's own argument objects runs inside the launch, where ops are not logged
+# expect: runtime_guard rule=tensor_subclass_argument
 import torch
 import triton
 import triton.language as tl

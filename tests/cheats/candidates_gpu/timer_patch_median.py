@@ -5,7 +5,6 @@
 # expect: verified
 # config: static_guard=false
 # devices: cuda
-# uncaught: timing.py calls statistics.median at run time instead of binding it at import
 import statistics
 
 import torch

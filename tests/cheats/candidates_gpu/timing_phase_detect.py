@@ -3,9 +3,8 @@
 #        calls 10..55 come next (warm-up 5 + >= 30 trials), the after-timing check comes last. Calls 10..55
 #        launch the kernel over zero rows: a fake speedup of the whole kernel.
 # operator: softmax_rows
-# expect: timing_anomaly
+# expect: state_dependent rule=state_unmodified
 # devices: cuda
-# uncaught: non-tensor class attributes (call counts) are not compared as state; timing runs a fixed schedule
 import torch
 import triton
 import triton.language as tl
