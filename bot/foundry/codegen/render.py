@@ -35,12 +35,14 @@ class Renderer:
                 out[gene] = value
         return out
 
-    def var(self, name: str) -> str:
+    def var(self, name: str, launch: bool = False) -> str:
+        """The forward's expression for a value; launch=True when it is handed to a launcher (kernels get
+        plain tensors: .detach() of a Parameter is a plain view of the same memory)."""
         node = self.nodes[name]
         if node.op == "input":
             return self.a.forward_args[node.attrs["index"]]
         if node.op == "param":
-            return param_ref(node.attrs["key"])
+            return param_ref(node.attrs["key"]) + (".detach()" if launch else "")
         if node.op == "const":
             return self.a.const_exprs.get(name, repr(node.attrs["value"]))
         return name
@@ -130,7 +132,7 @@ class Renderer:
                 )
             if name in last:
                 e = emitted[last[name]]
-                args = [self.var(t) for t in e.tensors] + [self.var(s) for s in e.scalars]
+                args = [self.var(t, launch=True) for t in e.tensors] + [self.var(s) for s in e.scalars]
                 outs = ", ".join(e.outputs) + ("," if len(e.outputs) == 1 else "")
                 if len(e.outputs) == 1:
                     outs = e.outputs[0]
