@@ -315,6 +315,10 @@ def optimize_operator(loaded: LoadedOperator, options: SearchOptions, progress: 
         if session is not None:
             session.__exit__(*sys.exc_info())
         raise
+    finally:
+        close = getattr(executor, "close", None)
+        if callable(close):
+            close()
     experience = result.experience
     if session is not None:
         best = result.best.candidate if result.best else None

@@ -132,6 +132,13 @@ class LocalExecutor:
                 verdicts.append(verdict)
             return verdicts
 
+    def close(self) -> None:
+        """Release what the evaluators hold (warm worker processes)."""
+        for evaluator in self.evaluators:
+            close = getattr(evaluator, "close", None)
+            if callable(close):
+                close()
+
     def reverify(self, candidate: Candidate) -> Verdict:
         evaluator = self.slots.get()
         try:
