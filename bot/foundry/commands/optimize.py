@@ -159,7 +159,7 @@ def build_writers(
     if name in ("template", "all"):
         from foundry.writers.template import TemplateWriter
 
-        writers.append(TemplateWriter())
+        writers.append(TemplateWriter(loader=lambda ref: loaded))
     if name in ("llm", "all"):
         from foundry.writers.llm import LLMConfig, LLMWriter
 
