@@ -2,8 +2,8 @@
 with batchmean), each a whole-tensor reduction, combined in a scalar epilogue."""
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 
 class Model(nn.Module):
