@@ -312,69 +312,38 @@ class CandidateEvaluator:
         warnings = warnings + self.probe_warnings()
         facts = [KernelFacts(**k) for k in correctness.get("kernels", [])]
         checks = judged["checks"]
-        if failures:
+
+        def conclude(failed: list[Diagnosis], timing: Timing | None = None) -> Verdict:
+            # reads warnings, checks and facts as they stand when called
             return self.verdict(
                 candidate,
-                failures,
+                failed,
                 warnings,
                 started,
                 checks=checks,
                 facts=facts,
+                timing=timing,
                 launches=judged["launches"],
                 library=judged["library"],
             )
+
+        if failures:
+            return conclude(failures)
         if compiled is not None:
             facts, compile_failure, compile_warnings = compiled
             warnings = warnings + compile_warnings
             if compile_failure is not None:
-                return self.verdict(
-                    candidate,
-                    [compile_failure],
-                    warnings,
-                    started,
-                    checks=checks,
-                    facts=facts,
-                    launches=judged["launches"],
-                    library=judged["library"],
-                )
+                return conclude([compile_failure])
             checks = checks + ["compiles for sm_90 (static)"]
         if after_timing is not None:
             stale = self.check_after_timing(after_timing, refs)
             if stale is not None:
-                return self.verdict(
-                    candidate,
-                    [stale],
-                    warnings,
-                    started,
-                    checks=checks,
-                    facts=facts,
-                    launches=judged["launches"],
-                    library=judged["library"],
-                )
+                return conclude([stale])
             checks = checks + ["outputs still correct after the timing run"]
         timing, timing_failure, facts = self.timing(timing_msg, outcome, trials, model, facts)
         if timing_failure is not None:
-            return self.verdict(
-                candidate,
-                [timing_failure],
-                warnings,
-                started,
-                checks=checks,
-                facts=facts,
-                launches=judged["launches"],
-                library=judged["library"],
-            )
-        return self.verdict(
-            candidate,
-            [],
-            warnings,
-            started,
-            checks=checks,
-            facts=facts,
-            timing=timing,
-            launches=judged["launches"],
-            library=judged["library"],
-        )
+            return conclude([timing_failure])
+        return conclude([], timing)
 
     def judge(
         self, message: dict[str, Any], jobdir: Path, refs: list[list[torch.Tensor]], containers: list[str]
