@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1] / "github"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "github_bot"))
 
 from fake_github import FakeGitHub  # noqa: E402
 from gitfixtures import make_remote  # noqa: E402
