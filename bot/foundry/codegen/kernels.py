@@ -160,6 +160,23 @@ class PointwiseEmitter(SegmentEmitter):
             return "full"
         return "bcast"
 
+    def group_lines(self, used: list[int], groups: list[list[int]], bcast: list[str]) -> list[str]:
+        """Launcher lines for the broadcast groups: each group's size and inner stride, and every
+        broadcast tensor's stride per group it spans."""
+        rank = len(self.seg.base)
+        lines: list[str] = []
+        for g in used:
+            dims = groups[g]
+            lines.append(f"size{g} = math.prod(shape[{span(dims[0], dims[-1] + 1, rank)}])")
+            inner = "1" if dims[-1] + 1 == rank else f"math.prod(shape[{span(dims[-1] + 1, rank, rank)}])"
+            lines.append(f"inner{g} = {inner}")
+        for t in bcast:
+            have = [g for g in used if self.has_group(t, groups[g])]
+            for i, g in enumerate(have):
+                later = " * ".join(f"size{h}" for h in have[i + 1 :]) or "1"
+                lines.append(f"{t}_s{g} = {later}")
+        return lines
+
     def has_group(self, t: str, group: list[int]) -> bool:
         aligned = right_align(self.nodes[t].shape, len(self.seg.base))
         return any(aligned[d] == self.seg.base[d] and self.seg.base[d] != 1 for d in group)
@@ -235,16 +252,7 @@ class PointwiseEmitter(SegmentEmitter):
         lines.append("numel = math.prod(shape)")
         lines.extend(self.size_lines("shape"))
         rank = len(self.seg.base)
-        for g in used:
-            dims = groups[g]
-            lines.append(f"size{g} = math.prod(shape[{span(dims[0], dims[-1] + 1, rank)}])")
-            inner = "1" if dims[-1] + 1 == rank else f"math.prod(shape[{span(dims[-1] + 1, rank, rank)}])"
-            lines.append(f"inner{g} = {inner}")
-        for t in bcast:
-            have = [g for g in used if self.has_group(t, groups[g])]
-            for i, g in enumerate(have):
-                later = " * ".join(f"size{h}" for h in have[i + 1 :]) or "1"
-                lines.append(f"{t}_s{g} = {later}")
+        lines.extend(self.group_lines(used, groups, bcast))
         block = self.genes["BLOCK_SIZE"]
         args = self.kernel_params() + ["numel"] + group_args + stride_args
         call_args = [a.removesuffix("_ptr") for a in args]
@@ -841,17 +849,7 @@ class FullEmitter(PointwiseEmitter):
         lines.append(f"shape = torch.broadcast_shapes({shapes})")
         lines.append("numel = math.prod(shape)")
         lines.extend(self.size_lines("shape"))
-        rank = len(self.seg.base)
-        for g in used:
-            dims = groups[g]
-            lines.append(f"size{g} = math.prod(shape[{span(dims[0], dims[-1] + 1, rank)}])")
-            inner = "1" if dims[-1] + 1 == rank else f"math.prod(shape[{span(dims[-1] + 1, rank, rank)}])"
-            lines.append(f"inner{g} = {inner}")
-        for t in bcast:
-            have = [g for g in used if self.has_group(t, groups[g])]
-            for i, g in enumerate(have):
-                later = " * ".join(f"size{h}" for h in have[i + 1 :]) or "1"
-                lines.append(f"{t}_s{g} = {later}")
+        lines.extend(self.group_lines(used, groups, bcast))
         dev = f"{big[0]}.device"
         for o in full_outs:
             lines.append(f"{o} = torch.empty(shape, device={dev}, dtype={self.dtype_expr(o)})")
