@@ -173,6 +173,16 @@ def analyze(loaded: Any) -> Analysis:
         )
         if not same:
             raise UnsupportedError("graph", "the captured graph changes with the input sizes")
+    for name, node in main.nodes.items():
+        if node.op in ("conv", "pool"):
+            fixed = {k: v for k, v in node.attrs.items() if not (k == "groups" and not node.attrs.get("transposed"))}
+            for other in graphs[1:]:
+                theirs = other.nodes[name].attrs
+                changed = [k for k in fixed if theirs.get(k) != fixed[k]]
+                if changed:
+                    raise UnsupportedError(
+                        f"{node.op} {name}", f"its {', '.join(changed)} change with the constructor arguments or sizes"
+                    )
     merger = Merger([c[0] for c in configs], [c[1] for c in configs], init_names, fwd_names)
     segments = plan(main)
     for g in graphs[1:]:

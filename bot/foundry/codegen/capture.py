@@ -460,6 +460,8 @@ class Lowerer:
     def op_native_batch_norm(
         self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any, training: bool, momentum: float, eps: float
     ) -> tuple:
+        if mean is None and var is None:
+            return self.batch_statistics(node, x, w, b, eps)
         if training or mean is None or var is None:
             raise UnsupportedError("aten.native_batch_norm", "batch statistics (training mode)")
         return self.batch_norm(node, x, w, b, mean, var, eps)
@@ -468,6 +470,24 @@ class Lowerer:
         self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any, momentum: float, eps: float
     ) -> tuple:
         return self.batch_norm(node, x, w, b, mean, var, eps)
+
+    def batch_statistics(self, node: fx.Node, x: Any, w: Any, b: Any, eps: float) -> tuple:
+        """Batch norm with batch statistics over (batch, spatial dims). Instance norm reaches this as a batch
+        norm of a (1, N*C, *spatial) view: the batch dim is 1, so the statistics are per row of the trailing
+        dims (a row kernel). A real batch (dims 0 and 2..) is not contiguous: unsupported."""
+        xv = self.val(x)
+        shape = self.shape(xv)
+        if shape[0] != 1:
+            raise UnsupportedError(
+                "aten.native_batch_norm", "batch statistics over (batch, spatial) dims (training-mode batch norm)"
+            )
+        if w is not None or b is not None:
+            raise UnsupportedError("aten.native_batch_norm", "an affine instance norm (weights repeated per sample)")
+        y, mean, rstd = self.normalize(xv, tuple(range(2, len(shape))), eps)
+        self.finish(y, node)
+        meta = node.meta["val"]
+        self.nodes[y].shape, self.nodes[y].dtype = tuple(meta[0].shape), meta[0].dtype
+        return (y, mean, rstd)
 
     def batch_norm(self, node: fx.Node, x: Any, w: Any, b: Any, mean: Any, var: Any, eps: float) -> tuple:
         xv = self.val(x)
@@ -571,6 +591,177 @@ class Lowerer:
 
     def op_baddbmm(self, node: fx.Node, bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> str:
         return self.op_addmm(node, bias, a, b, beta, alpha)
+
+    # -- convolution and pooling (codegen/conv.py, codegen/pool.py) -------------------------------------
+
+    def op_convolution(
+        self,
+        node: fx.Node,
+        x: Any,
+        w: Any,
+        bias: Any,
+        stride: Any,
+        padding: Any,
+        dilation: Any,
+        transposed: bool,
+        output_padding: Any,
+        groups: int,
+    ) -> str:
+        xv, wv = self.val(x), self.val(w)
+        rank = len(self.shape(xv))
+        if rank not in (3, 4, 5) or len(self.shape(wv)) != rank:
+            raise UnsupportedError(
+                "aten.convolution", f"a rank-{rank} input (supported: conv1d/2d/3d with a batch dim)"
+            )
+        if self.nodes[xv].dtype != torch.float32 or self.nodes[wv].dtype != torch.float32:
+            raise UnsupportedError("aten.convolution", f"dtype {self.nodes[xv].dtype} (the templates are fp32)")
+        d = rank - 2
+
+        def ints(v: Any, fill: int) -> list[int]:
+            values = [int(i) for i in (v if isinstance(v, (list, tuple)) else [v])] or [fill]
+            return values * d if len(values) == 1 else values
+
+        meta = node.meta["val"]
+        out = self.add(
+            "conv",
+            (xv, wv),
+            tuple(meta.shape),
+            meta.dtype,
+            base="conv",
+            stride=ints(stride, 1),
+            padding=ints(padding, 0),
+            dilation=ints(dilation, 1),
+            transposed=bool(transposed),
+            output_padding=ints(output_padding, 0),
+            groups=int(groups),
+        )
+        if bias is None:
+            return out
+        bv = self.val(bias)
+        chan = self.add(
+            "hostview", (bv,), (self.shape(bv)[0],) + (1,) * d, meta.dtype, base="v", view="channel", params=[d]
+        )
+        return self.pw("add", out, chan)
+
+    def pool(
+        self,
+        node: fx.Node,
+        mode: str,
+        x: Any,
+        kernel: Any,
+        stride: Any,
+        padding: Any,
+        dilation: Any,
+        ceil_mode: bool,
+        count_include_pad: bool = True,
+        divisor: Any = None,
+    ) -> str:
+        xv = self.val(x)
+        d = len(self.shape(xv)) - 2
+        name = f"aten.{node.target.overloadpacket.__name__}"  # type: ignore[union-attr]
+        if ceil_mode:
+            raise UnsupportedError(name, "ceil_mode=True (only floor-mode output sizes have a template)")
+        if d < 1 or d > 3:
+            raise UnsupportedError(name, f"a rank-{d + 2} input")
+
+        def ints(v: Any, fill: int) -> list[int]:
+            values = [int(i) for i in (v if isinstance(v, (list, tuple)) else [v])] or [fill]
+            return values * d if len(values) == 1 else values
+
+        kernel_l = ints(kernel, 1)
+        meta = node.meta["val"]
+        meta = meta[0] if isinstance(meta, (list, tuple)) else meta
+        return self.add(
+            "pool",
+            (xv,),
+            tuple(meta.shape),
+            meta.dtype,
+            base="pool",
+            mode=mode,
+            kernel=kernel_l,
+            stride=ints(stride, 1) if stride not in (None, [], ()) else list(kernel_l),
+            padding=ints(padding, 0),
+            dilation=ints(dilation, 1),
+            count_include_pad=bool(count_include_pad),
+            divisor=None if divisor is None else int(divisor),
+        )
+
+    def max_pool(
+        self,
+        node: fx.Node,
+        x: Any,
+        kernel: Any,
+        stride: Any = (),
+        padding: Any = 0,
+        dilation: Any = 1,
+        ceil_mode: bool = False,
+    ) -> tuple:
+        for user in node.users:
+            if user.target is operator.getitem and user.args[1] == 1 and user.users:
+                raise UnsupportedError(
+                    f"aten.{node.target.overloadpacket.__name__}",  # type: ignore[union-attr]
+                    "return_indices=True (the argmax indices output has no template)",
+                )
+        out = self.pool(node, "max", x, kernel, stride, padding, dilation, ceil_mode)
+        return (out, out)
+
+    def op_max_pool2d_with_indices(self, node: fx.Node, *args: Any) -> tuple:
+        return self.max_pool(node, *args)
+
+    def op_max_pool3d_with_indices(self, node: fx.Node, *args: Any) -> tuple:
+        return self.max_pool(node, *args)
+
+    def op_max_pool2d(self, node: fx.Node, *args: Any) -> str:
+        return self.max_pool(node, *args)[0]
+
+    def op_avg_pool2d(
+        self,
+        node: fx.Node,
+        x: Any,
+        kernel: Any,
+        stride: Any = (),
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: Any = None,
+    ) -> str:
+        return self.pool(node, "avg", x, kernel, stride, padding, 1, ceil_mode, count_include_pad, divisor_override)
+
+    def op_avg_pool3d(self, node: fx.Node, *args: Any) -> str:
+        return self.op_avg_pool2d(node, *args)
+
+    def op_avg_pool1d(self, node: fx.Node, *args: Any) -> str:
+        return self.op_avg_pool2d(node, *args)
+
+    def padding_mode(self, node: fx.Node, *args: Any) -> str:
+        name = node.target.overloadpacket.__name__  # type: ignore[union-attr]
+        mode = "reflect" if "reflection" in name else "replicate"
+        raise UnsupportedError(
+            f"aten.{name}",
+            f"{mode} padding (a convolution's padding_mode={mode!r} or F.pad mode={mode!r}): "
+            "only zero padding has a template",
+        )
+
+    op_reflection_pad1d = op_reflection_pad2d = op_reflection_pad3d = padding_mode
+    op_replication_pad1d = op_replication_pad2d = op_replication_pad3d = padding_mode
+
+    def op_new_empty(self, node: fx.Node, *args: Any, **kwargs: Any) -> str:
+        raise UnsupportedError(
+            "aten.new_empty",
+            "a buffer written in place (e.g. a convolution's padding_mode='circular'): no template",
+        )
+
+    def op_constant_pad_nd(self, node: fx.Node, *args: Any) -> str:
+        raise UnsupportedError(
+            "aten.constant_pad_nd", "explicit padding (e.g. padding='same' with an even kernel): no template"
+        )
+
+    def op_adaptive_avg_pool2d(self, node: fx.Node, x: Any, size: Any) -> str:
+        xv = self.val(x)
+        if list(size) != [1] * len(size):
+            raise UnsupportedError("aten.adaptive_avg_pool2d", f"output size {list(size)} (only 1 = a global mean)")
+        rank = len(self.shape(xv))
+        return self.mean(xv, tuple(range(rank - len(size), rank)), True)
 
 
 def lower(gm: fx.GraphModule, state_keys: list[str], n_inputs: int, input_names: Sequence[str] = ()) -> Graph:

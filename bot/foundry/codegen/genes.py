@@ -35,6 +35,16 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "matmul.num_warps": (2, 4, 8),
     "matmul.num_stages": (1, 2, 3, 4, 5),
     "matmul.precision": ("ieee", "tf32x3", "split3", "tf32"),
+    "conv.algo": ("auto", "gemm", "direct"),  # implicit GEMM (tl.dot) or direct taps; auto: by group width
+    "conv.BLOCK_M": (32, 64, 128, 256),  # output positions (N * spatial) per program
+    "conv.BLOCK_N": (16, 32, 64, 128),  # output channels per program
+    "conv.BLOCK_K": (16, 32, 64),  # in-channels x taps per GEMM step
+    "conv.num_warps": (2, 4, 8),
+    "conv.num_stages": (1, 2, 3, 4),
+    "conv.precision": ("ieee", "tf32x3"),  # fp32 schemes inside the fp32 tolerance only
+    "conv.library": (False, True),  # hybrid policy only: torch's convolution + the epilogue in Triton
+    "pool.BLOCK_SIZE": (128, 256, 512, 1024),
+    "pool.num_warps": (2, 4, 8),
 }
 
 # Starting points: 16-byte accesses per thread for memory-bound kernels, whole rows in registers up
@@ -63,24 +73,35 @@ DEFAULTS: dict[str, Gene] = {
     "matmul.num_warps": 8,
     "matmul.num_stages": 3,
     "matmul.precision": "ieee",  # exact; the search tries tf32x3/split3 (tensor cores, ~fp32 error)
+    "conv.algo": "auto",
+    "conv.BLOCK_M": 128,
+    "conv.BLOCK_N": 64,
+    "conv.BLOCK_K": 32,
+    "conv.num_warps": 4,
+    "conv.num_stages": 2,
+    "conv.precision": "ieee",  # exact; the search tries tf32x3 (tensor cores, ~fp32 error)
+    "conv.library": False,
+    "pool.BLOCK_SIZE": 256,
+    "pool.num_warps": 4,
 }
+HYBRID_ONLY = frozenset({"conv.library"})  # genes a strict-policy candidate never carries
 
 SHARED_MEMORY_BYTES = 227 * 1024  # H100/H200 per-block opt-in limit
 MAX_TILE_ELEMENTS = 65536  # per program, fp32 values live at once in registers (row/col kernels)
 
 
-def relevant(kinds: set[str]) -> list[str]:
-    """Gene names that matter for a plan using these kernel kinds."""
-    names = [n for n in SPACE if n.split(".")[0] in kinds]
-    if "matmul" in kinds:
+def relevant(kinds: set[str], policy: str = "strict") -> list[str]:
+    """Gene names that matter for a plan using these kernel kinds (library genes only in hybrid policy)."""
+    names = [n for n in SPACE if n.split(".")[0] in kinds and (policy == "hybrid" or n not in HYBRID_ONLY)]
+    if kinds & {"matmul", "conv", "pool"}:
         names.append("plan.fuse_epilogue")
     if kinds & {"row", "col", "full"}:
         names.append("plan.merge_reductions")
     return names
 
 
-def defaults(kinds: set[str]) -> dict[str, Gene]:
-    return {n: DEFAULTS[n] for n in relevant(kinds)}
+def defaults(kinds: set[str], policy: str = "strict") -> dict[str, Gene]:
+    return {n: DEFAULTS[n] for n in relevant(kinds, policy)}
 
 
 def allowed(name: str, precision_class: str) -> tuple[Gene, ...]:
@@ -129,4 +150,18 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
                     g["matmul.BLOCK_N"] //= 2
                 else:
                     g["matmul.BLOCK_M"] //= 2
+    if "conv.BLOCK_M" in g:
+
+        def conv_smem() -> int:
+            tile = (g["conv.BLOCK_M"] + g["conv.BLOCK_N"]) * g["conv.BLOCK_K"] * element_bytes
+            return tile * max(1, g["conv.num_stages"])
+
+        while conv_smem() > SHARED_MEMORY_BYTES and g["conv.num_stages"] > 1:
+            g["conv.num_stages"] -= 1
+        if g.get("conv.precision") == "tf32x3":
+            # hi/lo operand copies, as for matmul: keep the accumulator tile within ~1K fp32 per warp
+            while g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"] and g["conv.BLOCK_M"] > 32:
+                g["conv.BLOCK_M"] //= 2
+        if g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 2048 * g["conv.num_warps"]:
+            g["conv.num_warps"] = 8  # the fp32 accumulator tile alone: more than 64 registers per thread
     return g

@@ -992,7 +992,9 @@ class ColEmitter(SegmentEmitter):
 
 
 def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str, symbolic: set[str]) -> Emitted:
+    from foundry.codegen.conv import ConvEmitter
     from foundry.codegen.matmul import MatmulEmitter
+    from foundry.codegen.pool import PoolEmitter
 
     emitter = {
         "pointwise": PointwiseEmitter,
@@ -1000,6 +1002,8 @@ def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str,
         "full": FullEmitter,
         "col": ColEmitter,
         "matmul": MatmulEmitter,
+        "conv": ConvEmitter,
+        "pool": PoolEmitter,
     }[seg.kind]
     return emitter(graph, seg, genes, prefix, symbolic).emit()
 

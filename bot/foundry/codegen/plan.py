@@ -6,6 +6,8 @@
   col         a reduction over middle dims of a base shape viewed as (outer, reduced, inner)
   full        reductions over every element (losses, global means): partials, then a combine
   matmul      (batched) matmul with the pointwise epilogue that follows it
+  conv        N-d (transposed) convolution as an implicit GEMM or a direct loop, with its epilogue
+  pool        N-d max / average pooling, one output element per lane, with its epilogue
 
 A value crosses a segment boundary only through memory (a segment output); host views (view,
 transpose, …) run in the launcher on materialized tensors.
@@ -24,7 +26,7 @@ TENSOR_LEAVES = frozenset({"input", "param", "hostview"})
 @dataclass
 class Segment:
     index: int
-    kind: str  # pointwise | row | col | full | matmul
+    kind: str  # pointwise | row | col | full | matmul | conv | pool
     base: tuple[int, ...]  # iteration space (the shape reductions run over, or the output shape)
     dims: tuple[int, ...] = ()  # reduced dims of the base (row, col, full)
     nodes: list[str] = field(default_factory=list)
@@ -110,10 +112,10 @@ class Planner:
                     continue
                 self.materialize(node.args[0])
                 self.materialized.add(node.name)
-            elif node.op == "matmul":
+            elif node.op in ("matmul", "conv", "pool"):
                 for arg in node.args:
                     self.materialize(arg)
-                self.new_segment("matmul", node, node.shape)
+                self.new_segment(node.op, node, node.shape)
             elif node.op == "gather":
                 self.place_gather(node)
             else:
@@ -340,7 +342,7 @@ class Planner:
                     else False
                 )
             return False
-        if seg.kind == "matmul":
+        if seg.kind in ("matmul", "conv", "pool"):
             return (
                 self.options.fuse_epilogue
                 and node.kind == "pointwise"

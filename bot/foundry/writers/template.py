@@ -2,10 +2,11 @@
 
 Public API
 ----------
-``TemplateWriter(rules_root=None, loader=None)``
+``TemplateWriter(rules_root=None, loader=None, policy="strict")``
     ``name = "template"``. ``loader(ref) -> LoadedOperator`` (default: foundry.spec.loader.load_operator,
-    imported lazily). Deterministic: the same request (seed, island, generation, parent) gives
-    the same candidates.
+    imported lazily). ``policy`` is the evaluator's policy: "strict" (everything in Triton) or "hybrid"
+    (convolutions may stay in the library, gene ``conv.library``; such candidates say so in their notes).
+    Deterministic: the same request (seed, island, generation, parent) gives the same candidates.
 ``TemplateWriter.propose(request: ProposalRequest) -> list[Candidate]``
     ``request.count`` candidates (fewer if the gene space runs out), each a self-contained module with
     ``ModelNew``. Without a parent: the default genes, then the hints' genes as warm starts, then
@@ -131,6 +132,10 @@ def default_loader(ref: str) -> Any:
     return load_operator(ref)
 
 
+POLICIES = ("strict", "hybrid")
+LIBRARY_NOTE = "hybrid: the convolution runs in the library (torch.convolution); everything after it in Triton"
+
+
 def stable_seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
 
@@ -138,7 +143,12 @@ def stable_seed(*parts: object) -> int:
 class TemplateWriter:
     name = "template"
 
-    def __init__(self, rules_root: Path | None = None, loader: Callable[[str], Any] | None = None) -> None:
+    def __init__(
+        self, rules_root: Path | None = None, loader: Callable[[str], Any] | None = None, policy: str = "strict"
+    ) -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        self.policy = policy
         self.root = rules_root or rules_dir()
         self.table = load_refinement(self.root)
         self.loader = loader or default_loader
@@ -171,11 +181,13 @@ class TemplateWriter:
         }
 
     def space(self, analysis: Analysis) -> list[str]:
-        return G.relevant(self.kinds(analysis))
+        return G.relevant(self.kinds(analysis), self.policy)
 
     def render(self, spec: OperatorSpec, genes: dict[str, Any]) -> str:
         analysis = self.analysis(spec)
-        full = {**G.defaults(self.kinds(analysis)), **genes}
+        if self.policy != "hybrid" and any(genes.get(g) for g in G.HYBRID_ONLY):
+            raise ValueError(f"genes {sorted(G.HYBRID_ONLY)} need the hybrid policy")
+        full = {**G.defaults(self.kinds(analysis), self.policy), **genes}
         options = PlanOptions(
             fuse_epilogue=bool(full.get("plan.fuse_epilogue", True)),
             merge_reductions=bool(full.get("plan.merge_reductions", True)),
@@ -203,14 +215,18 @@ class TemplateWriter:
                 request.expert,
             )
         )
-        base = G.defaults(self.kinds(analysis))
+        base = G.defaults(self.kinds(analysis), self.policy)
         gene_sets: list[tuple[dict[str, Any], str]] = []
         parent = request.parent
         if parent is None:
             gene_sets.append((dict(base), "defaults"))
+            if "conv.library" in base:
+                gene_sets.append(({**base, "conv.library": True}, "library convolution"))
             if "matmul.precision" in base and request.spec.precision == "fp32":
                 tc = {**base, "matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}
                 gene_sets.append((tc, "tensor-core fp32 (3xTF32)"))
+            if "conv.precision" in base and request.spec.precision == "fp32":
+                gene_sets.append(({**base, "conv.precision": "tf32x3"}, "tensor-core fp32 convolution (3xTF32)"))
             for hint in request.hints:
                 warm = {k: v for k, v in hint.genes.items() if k in base}
                 if warm:
@@ -259,7 +275,7 @@ class TemplateWriter:
                     generation=request.generation,
                     parent_id=request.parent.id if request.parent else None,
                     genes=genes,
-                    notes=why,
+                    notes=f"{why}; {LIBRARY_NOTE}" if genes.get("conv.library") else why,
                 )
             )
             if len(out) >= request.count:

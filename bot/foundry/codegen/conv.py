@@ -1,0 +1,393 @@
+"""N-d convolution (conv1d/2d/3d, transposed too) with its pointwise epilogue, and the pieces pooling shares.
+
+Two templates, chosen by the gene `algo` (or at run time by the shapes with "auto"):
+
+  gemm    implicit GEMM per group: rows are output positions (N * spatial), columns the group's output
+          channels, K runs over in-channels x kernel taps; the input tile is gathered on the fly (zero
+          padding by masks) and multiplied with tl.dot (fp32 schemes as in matmul: ieee or tf32x3)
+  direct  a [positions x channels] tile accumulating input x weight products tap by tap: for depthwise and
+          narrow groups, where a GEMM's columns (channels per group) would be mostly padding
+
+A transposed convolution is computed in gather form: output o takes input i = (o + pad - k * dil) / stride
+where that division is exact. With the gene `library` (hybrid policy only) the launcher calls torch's
+convolution and one Triton kernel runs the epilogue over its result.
+
+Epilogue operands broadcast against the (N, C, *spatial) output: each is addressed by (n, c, flat spatial)
+with strides taken from its expanded view; one whose spatial dims are partly broadcast is expanded first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from foundry.codegen.ir import UnsupportedError
+from foundry.codegen.kernels import Emitted, SegmentEmitter, indent
+from foundry.codegen.plan import numel, right_align
+
+# fp32 schemes that stay inside fp32 tolerance (1e-4): exact FMA products, or 3xTF32 on tensor cores
+PRECISIONS = ("ieee", "tf32x3")
+ALGOS = ("auto", "gemm", "direct")
+EPILOGUE_BLOCK = 1024  # library path: 4 warps x 32 lanes x 8 fp32 per lane (two 16-byte accesses)
+GEMM_MIN_CHANNELS = 16  # "auto": a group narrower than one tl.dot tile (16 columns or K) runs direct
+
+
+def coords(src: str, prefix: str, sizes: list[str]) -> list[str]:
+    """Lines splitting a flat index `src` into per-dim coordinates prefix0.. (last dim fastest)."""
+    d = len(sizes)
+    if d == 1:
+        return [f"{prefix}0 = {src}"]
+    lines = [f"{prefix}_rest = {src}"]
+    for i in range(d - 1, 0, -1):
+        lines.append(f"{prefix}{i} = {prefix}_rest % {sizes[i]}")
+        lines.append(f"{prefix}_rest = {prefix}_rest // {sizes[i]}")
+    lines.append(f"{prefix}0 = {prefix}_rest")
+    return lines
+
+
+def affine(x: str, scale: int, shift: int) -> str:
+    """`x * scale + shift` without the identity parts."""
+    out = x if scale == 1 else f"{x} * {scale}"
+    return out if shift == 0 else f"{out} + {shift}" if shift > 0 else f"{out} - {-shift}"
+
+
+def flat(names: list[str], sizes: list[str]) -> str:
+    """Row-major flat index of coordinates `names` over `sizes`."""
+    expr = names[0]
+    for name, size in zip(names[1:], sizes[1:], strict=True):
+        expr = f"({expr}) * {size} + {name}"
+    return expr
+
+
+class ChannelEpilogue(SegmentEmitter):
+    """Epilogue operands of an (N, C, *spatial) result, addressed by (n, c, flat spatial)."""
+
+    def epilogue_tensors(self, skip: tuple[str, ...]) -> list[str]:
+        return [t for t in self.tensors if t not in skip]
+
+    def spatial_role(self, t: str) -> str:
+        base = self.seg.base
+        aligned = right_align(self.nodes[t].shape, len(base))
+        spatial = aligned[2:]
+        if numel(spatial) == 1 or all(s == 1 for s in spatial):
+            return "bcast"
+        if tuple(spatial) == tuple(base[2:]):
+            return "full"
+        return "expand"
+
+    def operand_lines(self, epi: list[str]) -> list[str]:
+        """Launcher lines: each operand made addressable, its (n, c) strides against `shape`."""
+        lines = []
+        for t in epi:
+            if self.spatial_role(t) == "expand":
+                lines.append(f"{t} = {t}.expand(shape).contiguous()")
+            else:
+                lines.append(f"{t} = {t}.contiguous()")
+            lines.append(f"{t}_sn, {t}_sc = {t}.expand(shape).stride()[:2]")
+        return lines
+
+    def operand_load(self, t: str, n: str, c: str, s: str, mask: str) -> str:
+        off = f"{n}.to(tl.int64) * {t}_sn + {c} * {t}_sc"
+        if self.spatial_role(t) != "bcast":
+            off += f" + {s}"
+        if numel(self.nodes[t].shape) == 1:
+            return f"{t} = {self.load_cast(f'tl.load({t}_ptr)', t)}"
+        return f"{t} = {self.load_cast(f'tl.load({t}_ptr + {off}, mask={mask}, other=0.0)', t)}"
+
+    def epilogue_body(self, head: str, value: str) -> list[str]:
+        """The epilogue statements after `head` (the conv / pool node) is bound to `value`."""
+        lines = [f"{head} = {value}"]
+        for n in self.seg.nodes[1:]:
+            lines.append(self.statement(n))
+        return lines
+
+    def stride_args(self, epi: list[str]) -> list[str]:
+        return [f"{t}_s{d}" for t in epi for d in "nc"]
+
+    def flat_epilogue_kernel(self, name: str, src: str, epi: list[str]) -> list[str]:
+        """A flat kernel over a finished (N, C, *spatial) tensor `src`: loads it, runs the epilogue, stores."""
+        params = (
+            [f"{src}_ptr"]
+            + [f"{t}_ptr" for t in epi]
+            + [f"{o}_ptr" for o in self.seg.outputs]
+            + self.scalars
+            + self.sizes
+            + ["TOTAL", "C", "OS"]
+            + self.stride_args(epi)
+            + ["BLOCK: tl.constexpr"]
+        )
+        body = [
+            "pid = tl.program_id(0)",
+            "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+            "mask = offs < TOTAL",
+            "s = offs % OS",
+            "nc = offs // OS",
+            "c = nc % C",
+            "n = nc // C",
+            f"acc = tl.load({src}_ptr + offs, mask=mask, other=0.0)",
+        ]
+        body += [self.operand_load(t, "n", "c", "s", "mask") for t in epi]
+        body += self.epilogue_body(self.seg.nodes[0], "acc")
+        body += [f"tl.store({o}_ptr + offs, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
+        return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+
+
+class ConvEmitter(ChannelEpilogue):
+    def emit(self) -> Emitted:
+        head = self.nodes[self.seg.nodes[0]]
+        if head.op != "conv":
+            raise UnsupportedError("conv", "segment does not start with a convolution")
+        self.head = head
+        self.x, self.w = head.args
+        self.d = len(head.shape) - 2
+        self.transposed = bool(head.attrs["transposed"])
+        epi = self.epilogue_tensors((self.x, self.w))
+        library = bool(self.genes.get("library", False))
+        algo = self.genes.get("algo", "auto")
+        if algo not in ALGOS:
+            raise UnsupportedError("conv", f"algo gene {algo!r}")
+        kernels: list[list[str]] = []
+        names: list[str] = []
+        if library:
+            names.append(f"_{self.prefix}_epilogue_kernel")
+            kernels.append(self.flat_epilogue_kernel(names[0], "y", epi))
+        else:
+            if algo in ("auto", "gemm"):
+                names.append(f"_{self.prefix}_gemm_kernel")
+                kernels.append(self.gemm_kernel(names[-1], epi))
+            if algo in ("auto", "direct"):
+                names.append(f"_{self.prefix}_direct_kernel")
+                kernels.append(self.direct_kernel(names[-1], epi))
+        launcher = self.launcher_lines(epi, names, library, algo)
+        return Emitted(
+            "\n\n\n".join("\n".join(k) for k in kernels),
+            "\n".join(launcher),
+            self.launcher,
+            self.tensors,
+            self.scalars,
+            self.seg.outputs,
+            names,
+        )
+
+    # -- kernel pieces -------------------------------------------------------------------------------
+
+    def dims(self, prefix: str) -> list[str]:
+        return [f"{prefix}{i}" for i in range(self.d)]
+
+    def window(self, out: list[str], taps: list[str], valid: str) -> list[str]:
+        """Lines computing input coordinates i0.. of output coordinates `out` at kernel taps `taps`, and
+        the mask `valid` (in bounds; for a transposed conv also on the stride grid)."""
+        at = self.head.attrs
+        lines = []
+        for i in range(self.d):
+            s, p, dil = at["stride"][i], at["padding"][i], at["dilation"][i]
+            if not self.transposed:
+                lines.append(f"i{i} = {affine(out[i], s, -p)} + {affine(taps[i], dil, 0)}")
+                lines.append(f"{valid} = {valid} & (i{i} >= 0) & (i{i} < I{i})")
+            else:
+                lines.append(f"t{i} = {affine(out[i], 1, p)} - {affine(taps[i], dil, 0)}")
+                if s == 1:
+                    lines.append(f"i{i} = t{i}")
+                    lines.append(f"{valid} = {valid} & (t{i} >= 0) & (t{i} < I{i})")
+                else:
+                    lines.append(f"i{i} = t{i} // {s}")
+                    lines.append(f"{valid} = {valid} & (t{i} >= 0) & (t{i} % {s} == 0) & (i{i} < I{i})")
+        return lines
+
+    def shape_params(self) -> list[str]:
+        return ["M", "C_IN", "C_OUT", "CIG", "COG", "KTOT", "IS", "OS", *self.dims("I"), *self.dims("O")]
+
+    def kernel_params(self, epi: list[str]) -> list[str]:
+        return (
+            [f"{self.x}_ptr", f"{self.w}_ptr"]
+            + [f"{t}_ptr" for t in epi]
+            + [f"{o}_ptr" for o in self.seg.outputs]
+            + self.scalars
+            + self.sizes
+            + self.shape_params()
+            + self.stride_args(epi)
+            + [f"{k}: tl.constexpr" for k in self.dims("K")]
+            + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr"]
+        )
+
+    def epilogue_and_store(self, epi: list[str]) -> list[str]:
+        lines = ["mask = mask_m[:, None] & mask_n[None, :]"]
+        lines += [self.operand_load(t, "n_idx[:, None]", "co[None, :]", "s[:, None]", "mask") for t in epi]
+        lines += self.epilogue_body(self.seg.nodes[0], "acc")
+        lines.append("out_off = n_idx[:, None].to(tl.int64) * C_OUT * OS + co[None, :] * OS + s[:, None]")
+        lines += [f"tl.store({o}_ptr + out_off, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
+        return lines
+
+    def rows(self) -> list[str]:
+        return [
+            "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+            "mask_m = rm < M",
+            "n_idx = rm // OS",
+            "s = rm % OS",
+            *coords("s", "o", self.dims("O")),
+        ]
+
+    def gemm_kernel(self, name: str, epi: list[str]) -> list[str]:
+        precision = self.genes.get("precision", "ieee")
+        if precision not in PRECISIONS:
+            raise UnsupportedError("conv", f"precision {precision!r} (fp32 schemes: {', '.join(PRECISIONS)})")
+        ks = " * ".join(self.dims("K"))
+        body = [
+            "pid = tl.program_id(0)",
+            "g = tl.program_id(1)",
+            "num_pid_n = tl.cdiv(COG, BLOCK_N)",
+            "pid_m = pid // num_pid_n",
+            "pid_n = pid % num_pid_n",
+            *self.rows(),
+            "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+            "mask_n = rn < COG",
+            "co = g * COG + rn",
+            f"KS = {ks}",
+            f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS + g.to(tl.int64) * CIG * IS",
+            "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+            "for kk in range(0, KTOT, BLOCK_K):",
+        ]
+        o = [f"o{i}[:, None]" for i in range(self.d)]
+        taps = [f"k{i}[None, :]" for i in range(self.d)]
+        loop = [
+            "rk = kk + tl.arange(0, BLOCK_K)",
+            "mask_k = rk < KTOT",
+            "ci = rk // KS",
+            "tap = rk % KS",
+            *coords("tap", "k", self.dims("K")),
+            "valid = mask_m[:, None] & mask_k[None, :]",
+            *self.window(o, taps, "valid"),
+            f"a = tl.load(x_rows[:, None] + ci[None, :] * IS + {flat(self.dims('i'), self.dims('I'))}, "
+            "mask=valid, other=0.0)",
+        ]
+        if not self.transposed:
+            w_off = "co[None, :].to(tl.int64) * KTOT + rk[:, None]"
+        else:
+            w_off = "(g * CIG + ci)[:, None].to(tl.int64) * COG * KS + rn[None, :] * KS + tap[:, None]"
+        loop += [
+            f"b = tl.load({self.w}_ptr + {w_off}, mask=mask_k[:, None] & mask_n[None, :], other=0.0)",
+            f'acc = tl.dot(a, b, acc, input_precision="{precision}")',
+        ]
+        body += indent(loop, 4)
+        body += self.epilogue_and_store(epi)
+        params = self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"]
+        return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+
+    def direct_kernel(self, name: str, epi: list[str]) -> list[str]:
+        ks = " * ".join(self.dims("K"))
+        body = [
+            "pid = tl.program_id(0)",
+            "num_pid_n = tl.cdiv(C_OUT, BLOCK_N)",
+            "pid_m = pid // num_pid_n",
+            "pid_n = pid % num_pid_n",
+            *self.rows(),
+            "co = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+            "mask_n = co < C_OUT",
+            "grp = co // COG",
+            f"KS = {ks}",
+            f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS",
+            "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+            "for ci in range(0, CIG):",
+        ]
+        outer = ["chan = (grp * CIG + ci).to(tl.int64) * IS", "for tap in range(0, KS):"]
+        inner = [
+            *coords("tap", "k", self.dims("K")),
+            "valid = mask_m",
+            *self.window(self.dims("o"), self.dims("k"), "valid"),
+            f"sp = {flat(self.dims('i'), self.dims('I'))}",
+            "a = tl.load(x_rows[:, None] + chan[None, :] + sp[:, None], "
+            "mask=valid[:, None] & mask_n[None, :], other=0.0)",
+        ]
+        if not self.transposed:
+            w_off = "co.to(tl.int64) * KTOT + ci * KS + tap"
+        else:
+            w_off = "(grp * CIG + ci).to(tl.int64) * COG * KS + (co - grp * COG) * KS + tap"
+        inner += [
+            f"wv = tl.load({self.w}_ptr + {w_off}, mask=mask_n, other=0.0)",
+            "acc += a * wv[None, :]",
+        ]
+        body += indent(outer + indent(inner, 4), 4)
+        body += self.epilogue_and_store(epi)
+        return ["@triton.jit", f"def {name}({', '.join(self.kernel_params(epi))}):", *indent(body, 4)]
+
+    # -- launcher ------------------------------------------------------------------------------------
+
+    def launcher_lines(self, epi: list[str], names: list[str], library: bool, algo: str) -> list[str]:
+        at = self.head.attrs
+        x, w = self.x, self.w
+        lines = [f"{x} = {x}.contiguous()", f"{w} = {w}.contiguous()", f"N, C_IN = {x}.shape[0], {x}.shape[1]"]
+        for i in range(self.d):
+            lines.append(f"I{i}, K{i} = {x}.shape[{i + 2}], {w}.shape[{i + 2}]")
+        if not self.transposed:
+            lines += [f"C_OUT, CIG = {w}.shape[0], {w}.shape[1]", "G = C_IN // CIG", "COG = C_OUT // G"]
+        else:
+            lines += [f"G = {at['groups']}", "CIG = C_IN // G", f"COG = {w}.shape[1]", "C_OUT = COG * G"]
+        for i in range(self.d):
+            s, p, dil, op = at["stride"][i], at["padding"][i], at["dilation"][i], at["output_padding"][i]
+            if not self.transposed:
+                lines.append(f"O{i} = (I{i} + {2 * p} - {dil} * (K{i} - 1) - 1) // {s} + 1")
+            else:
+                lines.append(f"O{i} = (I{i} - 1) * {s} - {2 * p} + {dil} * (K{i} - 1) + {op} + 1")
+        lines += [
+            f"shape = (N, C_OUT, {', '.join(self.dims('O'))})",
+            f"IS = {' * '.join(self.dims('I'))}",
+            f"OS = {' * '.join(self.dims('O'))}",
+            "M = N * OS",
+            f"KTOT = CIG * {' * '.join(self.dims('K'))}",
+        ]
+        lines += self.operand_lines(epi)
+        lines += self.size_lines("shape")
+        for o in self.seg.outputs:
+            lines.append(f"{o} = torch.empty(shape, device={x}.device, dtype={self.dtype_expr(o)})")
+        g = self.genes
+        common = (
+            [x, w]
+            + epi
+            + list(self.seg.outputs)
+            + self.scalars
+            + self.sizes
+            + self.shape_params()
+            + self.stride_args(epi)
+            + self.dims("K")
+        )
+        opts = f"num_warps={g['num_warps']}, num_stages={g['num_stages']}"
+        if library:
+            args = (
+                f"{x}, {w}, None, {at['stride']}, {at['padding']}, {at['dilation']}, {self.transposed}, "
+                f"{at['output_padding'] if self.transposed else [0] * self.d}, G"
+            )
+            call = (
+                ["y"] + epi + list(self.seg.outputs) + self.scalars + self.sizes + ["M * C_OUT", "C_OUT", "OS"]
+            ) + self.stride_args(epi)
+            lines += [
+                "# hybrid policy: the library convolution, then the epilogue in one Triton pass",
+                f"y = torch.convolution({args})",
+                f"{names[0]}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]({', '.join(call)}, "
+                f"BLOCK={EPILOGUE_BLOCK}, num_warps=4)",
+            ]
+        else:
+            gemm = (
+                f"{names[0]}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {g['BLOCK_N']}), G)]"
+                f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N={g['BLOCK_N']}, BLOCK_K={g['BLOCK_K']}, {opts})"
+            )
+            direct = (
+                f"{names[-1]}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"
+                f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N=block_n, {opts})"
+            )
+            block_n = f"block_n = min({g['BLOCK_N']}, triton.next_power_of_2(C_OUT))"
+            if algo == "gemm":
+                lines.append(gemm)
+            elif algo == "direct":
+                lines += [block_n, direct]
+            else:
+                lines += [
+                    f"if COG >= {GEMM_MIN_CHANNELS} and KTOT >= {GEMM_MIN_CHANNELS}:",
+                    f"    {gemm}",
+                    "else:",
+                    f"    {block_n}",
+                    f"    {direct}",
+                ]
+        lines.append(f"return {', '.join(self.seg.outputs)}")
+        return [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
+
+
+__all__ = ["ConvEmitter", "ChannelEpilogue", "PRECISIONS", "ALGOS", "Any"]

@@ -1,0 +1,131 @@
+"""N-d max / average pooling (1d/2d/3d: kernel, stride, padding, dilation) with its pointwise epilogue.
+
+One lane per output element over the flat (N, C, *out spatial) output; the window's taps are unrolled
+(tl.static_range over the literal kernel sizes), padding is masked (-inf for max, 0 for average). Average
+pooling divides by the window size (count_include_pad=True), by the number of in-bounds taps
+(count_include_pad=False), or by divisor_override. Only floor-mode output sizes (ceil_mode=False).
+"""
+
+from __future__ import annotations
+
+from foundry.codegen.conv import ChannelEpilogue, affine, coords, flat
+from foundry.codegen.ir import UnsupportedError
+from foundry.codegen.kernels import Emitted, indent
+
+
+class PoolEmitter(ChannelEpilogue):
+    def emit(self) -> Emitted:
+        head = self.nodes[self.seg.nodes[0]]
+        if head.op != "pool":
+            raise UnsupportedError("pool", "segment does not start with a pooling op")
+        at = head.attrs
+        d = len(head.shape) - 2
+        x = head.args[0]
+        epi = self.epilogue_tensors((x,))
+        dims_i = [f"I{i}" for i in range(d)]
+        dims_o = [f"O{i}" for i in range(d)]
+        name = f"_{self.prefix}_fwd_kernel"
+        params = (
+            [f"{x}_ptr"]
+            + [f"{t}_ptr" for t in epi]
+            + [f"{o}_ptr" for o in self.seg.outputs]
+            + self.scalars
+            + self.sizes
+            + ["TOTAL", "C", "IS", "OS", *dims_i, *dims_o]
+            + self.stride_args(epi)
+            + ["BLOCK: tl.constexpr"]
+        )
+        is_max = at["mode"] == "max"
+        identity = "-float('inf')" if is_max else "0.0"
+        body = [
+            "pid = tl.program_id(0)",
+            "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+            "mask = offs < TOTAL",
+            "s = offs % OS",
+            "nc = offs // OS",
+            "c = nc % C",
+            "n = nc // C",
+            *coords("s", "o", dims_o),
+            f"x_rows = {x}_ptr + nc * IS",
+            f"acc = tl.full([BLOCK], {identity}, dtype=tl.float32)",
+        ]
+        count = at["mode"] == "avg" and not at["count_include_pad"] and at["divisor"] is None
+        if count:
+            body.append("cnt = tl.zeros([BLOCK], dtype=tl.float32)")
+        # nested unrolled loops over the window, one level per spatial dim
+        nest: list[str] = []
+        depth = 0
+        valid = "mask"
+        for i in range(d):
+            k, s, p, dil = at["kernel"][i], at["stride"][i], at["padding"][i], at["dilation"][i]
+            nest += indent(
+                [
+                    f"for k{i} in tl.static_range({k}):",
+                    f"    i{i} = {affine(f'o{i}', s, -p)} + {affine(f'k{i}', dil, 0)}",
+                    f"    v{i} = {valid} & (i{i} >= 0) & (i{i} < I{i})",
+                ],
+                depth,
+            )
+            valid = f"v{i}"
+            depth += 4
+        spatial = flat([f"i{i}" for i in range(d)], dims_i)
+        load = f"tl.load(x_rows + {spatial}, mask={valid}, other={identity})"
+        inner = [f"v = {self.load_cast(load, x)}"]
+        inner.append("acc = tl.maximum(acc, v)" if is_max else "acc += v")
+        if count:
+            inner.append(f"cnt += tl.where({valid}, 1.0, 0.0)")
+        nest += indent(inner, depth)
+        body += nest
+        if is_max:
+            value = "acc"
+        elif at["divisor"] is not None:
+            value = f"acc / {float(at['divisor'])!r}"
+        elif count:
+            value = "acc / cnt"
+        else:
+            window = 1
+            for k in at["kernel"]:
+                window *= k
+            value = f"acc / {float(window)!r}"
+        body += [self.operand_load(t, "n", "c", "s", "mask") for t in epi]
+        body += self.epilogue_body(self.seg.nodes[0], value)
+        body += [f"tl.store({o}_ptr + offs, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
+        kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+
+        lines = [f"{x} = {x}.contiguous()", f"N, C = {x}.shape[0], {x}.shape[1]"]
+        for i in range(d):
+            k, s, p, dil = at["kernel"][i], at["stride"][i], at["padding"][i], at["dilation"][i]
+            lines.append(f"I{i} = {x}.shape[{i + 2}]")
+            lines.append(f"O{i} = (I{i} + {2 * p} - {dil * (k - 1)} - 1) // {s} + 1")
+        lines += [
+            f"shape = (N, C, {', '.join(dims_o)})",
+            f"IS = {' * '.join(dims_i)}",
+            f"OS = {' * '.join(dims_o)}",
+            "TOTAL = N * C * OS",
+        ]
+        lines += self.operand_lines(epi)
+        lines += self.size_lines("shape")
+        for o in self.seg.outputs:
+            lines.append(f"{o} = torch.empty(shape, device={x}.device, dtype={self.dtype_expr(o)})")
+        call = (
+            [x]
+            + epi
+            + list(self.seg.outputs)
+            + self.scalars
+            + self.sizes
+            + ["TOTAL", "C", "IS", "OS", *dims_i, *dims_o]
+            + self.stride_args(epi)
+        )
+        block = self.genes["BLOCK_SIZE"]
+        lines.append(
+            f"{name}[(triton.cdiv(TOTAL, {block}),)]({', '.join(call)}, BLOCK={block}, "
+            f"num_warps={self.genes['num_warps']})"
+        )
+        lines.append(f"return {', '.join(self.seg.outputs)}")
+        launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
+        return Emitted(
+            "\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars, self.seg.outputs, [name]
+        )
+
+
+__all__ = ["PoolEmitter"]
