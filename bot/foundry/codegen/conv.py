@@ -61,8 +61,13 @@ def flat(names: list[str], sizes: list[str]) -> str:
 class ChannelEpilogue(SegmentEmitter):
     """Epilogue operands of an (N, C, *spatial) result, addressed by (n, c, flat spatial)."""
 
-    def epilogue_tensors(self, skip: tuple[str, ...]) -> list[str]:
-        return [t for t in self.tensors if t not in skip]
+    def epilogue_tensors(self) -> list[str]:
+        """Tensors the epilogue reads (the main operands too, when the epilogue reuses them: a residual)."""
+        used = {a for n in self.seg.nodes[1:] for a in self.nodes[n].args}
+        return [t for t in self.tensors if t in used]
+
+    def pointers(self, main: list[str], epi: list[str]) -> list[str]:
+        return main + [t for t in epi if t not in main]
 
     def spatial_role(self, t: str) -> str:
         base = self.seg.base
@@ -140,7 +145,7 @@ class ConvEmitter(ChannelEpilogue):
         self.x, self.w = head.args
         self.d = len(head.shape) - 2
         self.transposed = bool(head.attrs["transposed"])
-        epi = self.epilogue_tensors((self.x, self.w))
+        epi = self.epilogue_tensors()
         library = bool(self.genes.get("library", False))
         algo = self.genes.get("algo", "auto")
         if algo not in ALGOS:
@@ -198,8 +203,7 @@ class ConvEmitter(ChannelEpilogue):
 
     def kernel_params(self, epi: list[str]) -> list[str]:
         return (
-            [f"{self.x}_ptr", f"{self.w}_ptr"]
-            + [f"{t}_ptr" for t in epi]
+            [f"{t}_ptr" for t in self.pointers([self.x, self.w], epi)]
             + [f"{o}_ptr" for o in self.seg.outputs]
             + self.scalars
             + self.sizes
@@ -340,8 +344,7 @@ class ConvEmitter(ChannelEpilogue):
             lines.append(f"{o} = torch.empty(shape, device={x}.device, dtype={self.dtype_expr(o)})")
         g = self.genes
         common = (
-            [x, w]
-            + epi
+            self.pointers([x, w], epi)
             + list(self.seg.outputs)
             + self.scalars
             + self.sizes

@@ -21,13 +21,12 @@ class PoolEmitter(ChannelEpilogue):
         at = head.attrs
         d = len(head.shape) - 2
         x = head.args[0]
-        epi = self.epilogue_tensors((x,))
+        epi = self.epilogue_tensors()
         dims_i = [f"I{i}" for i in range(d)]
         dims_o = [f"O{i}" for i in range(d)]
         name = f"_{self.prefix}_fwd_kernel"
         params = (
-            [f"{x}_ptr"]
-            + [f"{t}_ptr" for t in epi]
+            [f"{t}_ptr" for t in self.pointers([x], epi)]
             + [f"{o}_ptr" for o in self.seg.outputs]
             + self.scalars
             + self.sizes
@@ -108,8 +107,7 @@ class PoolEmitter(ChannelEpilogue):
         for o in self.seg.outputs:
             lines.append(f"{o} = torch.empty(shape, device={x}.device, dtype={self.dtype_expr(o)})")
         call = (
-            [x]
-            + epi
+            self.pointers([x], epi)
             + list(self.seg.outputs)
             + self.scalars
             + self.sizes
