@@ -237,6 +237,14 @@ class Lowerer:
         if name == "expand":
             return src  # broadcasting is implicit in the IR
         meta = node.meta["val"]
+        inner = self.nodes[src]
+        if (
+            name == "squeeze"
+            and inner.op == "hostview"
+            and inner.attrs.get("view") == "unsqueeze"
+            and tuple(meta.shape) == self.shape(inner.args[0])
+        ):
+            return inner.args[0]  # squeeze(unsqueeze(v)) is v (the 1d pools' round trip)
         params = [a for a in node.args[1:]]
         return self.add("hostview", (src,), meta.shape, meta.dtype, base="v", view=name, params=params)
 
@@ -669,14 +677,7 @@ class Lowerer:
             return values * d if len(values) == 1 else values
 
         kernel_l = ints(kernel, 1)
-        meta = node.meta["val"]
-        meta = meta[0] if isinstance(meta, (list, tuple)) else meta
-        return self.add(
-            "pool",
-            (xv,),
-            tuple(meta.shape),
-            meta.dtype,
-            base="pool",
+        attrs = dict(
             mode=mode,
             kernel=kernel_l,
             stride=ints(stride, 1) if stride not in (None, [], ()) else list(kernel_l),
@@ -685,6 +686,25 @@ class Lowerer:
             count_include_pad=bool(count_include_pad),
             divisor=None if divisor is None else int(divisor),
         )
+        meta = node.meta["val"]
+        meta = meta[0] if isinstance(meta, (list, tuple)) else meta
+        src = self.nodes[xv]
+        if (
+            d == 2
+            and src.op == "hostview"
+            and src.attrs.get("view") == "unsqueeze"
+            and src.attrs["params"][0] in (-2, 2)
+            and len(self.shape(src.args[0])) == 3
+            and (attrs["kernel"][0], attrs["stride"][0], attrs["padding"][0]) == (1, 1, 0)
+        ):
+            # a 1d pool reaches aten as unsqueeze(-2) → 2d pool → squeeze(-2): pool the 3-d tensor itself
+            one = {k: v[1:] if isinstance(v, list) else v for k, v in attrs.items()}
+            out_shape = tuple(meta.shape[:2]) + tuple(meta.shape[3:])
+            pooled = self.add("pool", (src.args[0],), out_shape, meta.dtype, base="pool", **one)
+            return self.add(
+                "hostview", (pooled,), tuple(meta.shape), meta.dtype, base="v", view="unsqueeze", params=[-2]
+            )
+        return self.add("pool", (xv,), tuple(meta.shape), meta.dtype, base="pool", **attrs)
 
     def max_pool(
         self,
@@ -696,8 +716,11 @@ class Lowerer:
         dilation: Any = 1,
         ceil_mode: bool = False,
     ) -> tuple:
+        def live(n: fx.Node) -> bool:
+            return any(u.op == "output" or live(u) for u in n.users)
+
         for user in node.users:
-            if user.target is operator.getitem and user.args[1] == 1 and user.users:
+            if user.target is operator.getitem and user.args[1] == 1 and live(user):
                 raise UnsupportedError(
                     f"aten.{node.target.overloadpacket.__name__}",  # type: ignore[union-attr]
                     "return_indices=True (the argmax indices output has no template)",

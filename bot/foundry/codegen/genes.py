@@ -160,8 +160,13 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
             g["conv.num_stages"] -= 1
         if g.get("conv.precision") == "tf32x3":
             # hi/lo operand copies, as for matmul: keep the accumulator tile within ~1K fp32 per warp
-            while g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"] and g["conv.BLOCK_M"] > 32:
-                g["conv.BLOCK_M"] //= 2
+            while g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"]:
+                if g["conv.BLOCK_M"] > 32 and g["conv.BLOCK_M"] >= g["conv.BLOCK_N"]:
+                    g["conv.BLOCK_M"] //= 2
+                elif g["conv.BLOCK_N"] > 16:
+                    g["conv.BLOCK_N"] //= 2
+                else:
+                    break
         if g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 2048 * g["conv.num_warps"]:
             g["conv.num_warps"] = 8  # the fp32 accumulator tile alone: more than 64 registers per thread
     return g

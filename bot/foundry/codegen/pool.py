@@ -80,7 +80,7 @@ class PoolEmitter(ChannelEpilogue):
         elif at["divisor"] is not None:
             value = f"acc / {float(at['divisor'])!r}"
         elif count:
-            value = "acc / cnt"
+            value = "acc / tl.maximum(cnt, 1.0)"  # lanes past the end count no taps
         else:
             window = 1
             for k in at["kernel"]:

@@ -1,0 +1,306 @@
+"""Convolution-family templates under the Triton interpreter, across parameter combinations: conv1d/2d/3d
+(stride, padding, dilation, groups, depthwise, 1x1, no bias), transposed conv1d/2d/3d (output padding
+too), max/avg pooling 1d/2d/3d, each with an epilogue, both conv algorithms (implicit GEMM, direct).
+
+Each case writes a small operator file, renders the template candidate, runs it in-process on the
+declared inputs and a shape variant with perturbed parameters, and compares with the reference at the
+fp32 tolerance of rules/tolerance.yaml. The evaluator's full protocol runs in test_conv_evaluator.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from foundry.codegen import genes as G
+from foundry.rules.loader import load_rules
+from foundry.spec.loader import load_operator
+from foundry.writers.template import TemplateWriter
+
+pytestmark = [pytest.mark.interp]
+
+HEADER = "import torch\nfrom torch import nn\nfrom torch.nn import functional as F\n\nFOUNDRY_PRECISION = 'fp32'\n"
+
+
+def operator_file(tmp: Path, params: str, init: str, forward: str, shapes: list[tuple], init_args: list) -> Path:
+    """A KernelBench-format operator: __init__(self, <params>) runs `init`, forward(self, x[, y]) runs `forward`;
+    inputs of `shapes`, plus a variant with one row fewer in the batch dim."""
+    names = ["x", "y", "z"][: len(shapes)]
+    variant = [(s[0] - 1, *s[1:]) if s[0] > 1 and len(s) >= 3 else s for s in shapes]
+    lines = [
+        HEADER,
+        "",
+        "class Model(nn.Module):",
+        f"    def __init__(self{', ' + params if params else ''}):",
+        "        super().__init__()",
+        *textwrap.indent(textwrap.dedent(init).strip() or "pass", " " * 8).splitlines(),
+        "",
+        f"    def forward(self, {', '.join(names)}):",
+        *textwrap.indent(textwrap.dedent(forward).strip(), " " * 8).splitlines(),
+        "",
+        "",
+        "def get_inputs():",
+        f"    return [{', '.join(f'torch.randn{tuple(s)!r}' for s in shapes)}]",
+        "",
+        "",
+        "def get_init_inputs():",
+        f"    return {init_args!r}",
+        "",
+        "",
+        "def get_cpu_shape_variants():",
+        f"    return [[{', '.join(f'torch.randn{tuple(s)!r}' for s in variant)}]]",
+        "",
+    ]
+    path = tmp / "op.py"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def import_source(path: Path, source: str) -> Any:
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_candidate(writer: TemplateWriter, path: Path, genes: dict[str, Any], seed: int = 0) -> str:
+    """Render the candidate for `genes`, run it under the interpreter with perturbed parameters on the
+    declared inputs and variants, assert it matches the reference within the fp32 tolerance."""
+    loaded = load_operator(str(path))
+    source = writer.render(loaded.spec, genes)
+    candidate = import_source(path.with_name(f"cand_{abs(hash(str(sorted(genes.items()))))}.py"), source)
+    torch.manual_seed(seed)
+    ref = loaded.model_cls(*loaded.init_inputs(small=True)).eval()
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.add_(torch.randn_like(p) * 0.1)
+    new = candidate.ModelNew(*loaded.init_inputs(small=True)).eval()
+    new.load_state_dict(ref.state_dict())
+    tol = load_rules().tolerance.for_precision("fp32")
+    for inputs in [loaded.inputs(small=True), *loaded.variants(small=True)]:
+        with torch.no_grad():
+            want = ref(*inputs)
+            got = new(*inputs)
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want, atol=tol.atol, rtol=tol.rtol)
+    return source
+
+
+SMALL = {"conv.BLOCK_M": 32, "conv.BLOCK_N": 16, "conv.BLOCK_K": 16}
+
+# (id, module constructor, input shape, epilogue applied to `y = self.conv(x)`)
+CONVS = [
+    ("1d-stride2-pad1", "nn.Conv1d(4, 6, 3, stride=2, padding=1)", (2, 4, 11), "torch.relu(y)"),
+    (
+        "1d-dil3-groups2-nobias",
+        "nn.Conv1d(4, 6, 5, padding=4, dilation=3, groups=2, bias=False)",
+        (2, 4, 13),
+        "y * 2.0",
+    ),
+    ("2d-odd-3x3", "nn.Conv2d(3, 5, 3, padding=1)", (2, 3, 7, 5), "torch.sigmoid(y)"),
+    (
+        "2d-rect-kernel-mixed",
+        "nn.Conv2d(3, 4, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), bias=False)",
+        (2, 3, 9, 7),
+        "F.gelu(y)",
+    ),
+    ("2d-depthwise-x2-stride2", "nn.Conv2d(6, 12, 3, stride=2, padding=1, groups=6)", (2, 6, 7, 8), "F.hardswish(y)"),
+    ("2d-pointwise-1x1-stride2", "nn.Conv2d(5, 7, 1, stride=2)", (2, 5, 7, 6), "torch.clamp(y, -0.5, 0.5)"),
+    ("2d-grouped3-dil2", "nn.Conv2d(6, 9, 3, padding=2, dilation=2, groups=3)", (1, 6, 6, 7), "F.silu(y)"),
+    ("3d-stride-121", "nn.Conv3d(2, 3, 3, stride=(1, 2, 1), padding=1)", (2, 2, 4, 5, 3), "F.leaky_relu(y, 0.2)"),
+    ("3d-depthwise-rect", "nn.Conv3d(4, 4, (2, 3, 1), padding=(1, 1, 0), groups=4)", (2, 4, 3, 5, 4), "torch.tanh(y)"),
+    (
+        "t1d-stride2-outpad1",
+        "nn.ConvTranspose1d(4, 5, 3, stride=2, padding=1, output_padding=1)",
+        (2, 4, 6),
+        "torch.relu(y)",
+    ),
+    (
+        "t2d-k4-s2-groups2",
+        "nn.ConvTranspose2d(4, 6, 4, stride=2, padding=1, groups=2)",
+        (2, 4, 3, 5),
+        "F.gelu(y, approximate='tanh')",
+    ),
+    (
+        "t2d-s3-dil2-outpad2",
+        "nn.ConvTranspose2d(3, 4, 3, stride=3, dilation=2, output_padding=2, bias=False)",
+        (2, 3, 3, 2),
+        "y - 0.25",
+    ),
+    (
+        "t2d-rect-mixed",
+        "nn.ConvTranspose2d(3, 2, (3, 2), stride=(1, 2), padding=(1, 0), output_padding=(0, 1))",
+        (2, 3, 4, 3),
+        "torch.sigmoid(y)",
+    ),
+    ("t3d-s2-outpad1", "nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1, output_padding=1)", (2, 2, 2, 3, 2), "y * y"),
+    ("t3d-depthwise-s2", "nn.ConvTranspose3d(3, 3, 2, stride=2, groups=3)", (2, 3, 2, 2, 3), "F.elu(y)"),
+]
+
+
+@pytest.mark.parametrize("algo", ["gemm", "direct"])
+@pytest.mark.parametrize(("name", "module", "shape", "epilogue"), CONVS, ids=[c[0] for c in CONVS])
+def test_conv_matches_reference(tmp_path, writer, name, module, shape, epilogue, algo):
+    path = operator_file(tmp_path, "", f"self.conv = {module}", f"y = self.conv(x)\nreturn {epilogue}", [shape], [])
+    source = check_candidate(writer, path, {**SMALL, "conv.algo": algo})
+    assert "tl.dot" in source if algo == "gemm" else "acc += a * wv" in source
+    assert "torch.convolution" not in source
+
+
+def test_auto_algo_picks_by_group_width_at_run_time(tmp_path, writer):
+    """A wide conv (>= 16 channels per group) and a depthwise one through the same "auto" launcher."""
+    path = operator_file(
+        tmp_path,
+        "",
+        "self.wide = nn.Conv2d(4, 16, 3, padding=1)\nself.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)",
+        "return torch.relu(self.dw(self.wide(x)))",
+        [(2, 4, 5, 6)],
+        [],
+    )
+    source = check_candidate(writer, path, {**SMALL, "conv.algo": "auto"})
+    assert "if COG >= 16 and KTOT >= 16:" in source
+
+
+def test_epilogue_operands_broadcast_every_way(tmp_path, writer):
+    """Residual (full), per-channel parameter, a row-broadcast input (partly broadcast spatial dims), a
+    per-sample input and a scalar parameter, all in the conv's epilogue: one kernel."""
+    path = operator_file(
+        tmp_path,
+        "",
+        """
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.scale = nn.Parameter(torch.ones(4, 1, 1))
+        self.gain = nn.Parameter(torch.ones(()))
+        """,
+        """
+        y_ = self.conv(x) * self.scale + x
+        return torch.relu(y_ * self.gain + y) - z
+        """,
+        [(2, 4, 5, 6), (5, 1), (2, 1, 1, 1)],
+        [],
+    )
+    source = check_candidate(writer, path, {**SMALL, "conv.algo": "gemm"})
+    assert source.count("@triton.jit") == 1
+    assert ".expand(shape).contiguous()" in source  # the (5, 1) operand
+
+
+POOLS = [
+    ("max1d-k3-s2-p1", "F.max_pool1d(x, 3, stride=2, padding=1)", (2, 3, 11)),
+    ("avg1d-k4-s3-p2-nopadcount", "F.avg_pool1d(x, 4, stride=3, padding=2, count_include_pad=False)", (2, 3, 10)),
+    ("max2d-rect-dil", "F.max_pool2d(x, (3, 2), stride=(2, 1), padding=(1, 1), dilation=(2, 1))", (2, 3, 9, 6)),
+    ("avg2d-k3-s2-p1", "F.avg_pool2d(x, 3, stride=2, padding=1)", (2, 3, 7, 8)),
+    ("avg2d-divisor", "F.avg_pool2d(x, 2, divisor_override=3)", (2, 3, 5, 7)),
+    ("max3d-k2-p1-dil2", "F.max_pool3d(x, 2, stride=1, padding=1, dilation=2)", (2, 2, 4, 3, 5)),
+    (
+        "avg3d-rect-nopadcount",
+        "F.avg_pool3d(x, (2, 3, 2), stride=(2, 1, 2), padding=(1, 1, 0), count_include_pad=False)",
+        (2, 2, 5, 4, 6),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "expr", "shape"), POOLS, ids=[p[0] for p in POOLS])
+def test_pool_matches_reference(tmp_path, writer, name, expr, shape):
+    path = operator_file(tmp_path, "", "", f"return torch.tanh({expr}) * 3.0", [shape], [])
+    source = check_candidate(writer, path, {"pool.BLOCK_SIZE": 128})
+    assert source.count("@triton.jit") == 1  # the activation and scale run in the pooling kernel
+
+
+def test_conv_pointwise_pool_is_two_kernels(tmp_path, writer):
+    path = operator_file(
+        tmp_path,
+        "",
+        "self.conv = nn.Conv2d(3, 5, 3)",
+        "return F.max_pool2d(torch.relu(self.conv(x) + 1.0), 2) * 0.5",
+        [(2, 3, 8, 9)],
+        [],
+    )
+    source = check_candidate(writer, path, SMALL)
+    assert source.count("@triton.jit") == 3  # gemm + direct variants of the conv kernel, one pooling kernel
+    assert "kernel(s): conv, pool" in source
+
+
+@pytest.mark.parametrize(
+    ("norm", "extra"),
+    [
+        ("nn.GroupNorm(2, 6)", ""),
+        ("nn.BatchNorm2d(6)", ""),
+        ("nn.InstanceNorm2d(6)", ""),
+        ("nn.Identity()", ".mean(dim=1, keepdim=True)"),
+        ("nn.Identity()", ".amax(dim=1)"),
+    ],
+    ids=["groupnorm", "batchnorm-eval", "instancenorm", "mean-over-channels", "max-over-channels"],
+)
+def test_norms_and_channel_reductions_after_a_conv(tmp_path, writer, norm, extra):
+    path = operator_file(
+        tmp_path,
+        "",
+        f"self.conv = nn.Conv2d(3, 6, 3, padding=1)\nself.norm = {norm}",
+        f"return torch.relu(self.norm(self.conv(x)){extra})",
+        [(2, 3, 5, 7)],
+        [],
+    )
+    check_candidate(writer, path, SMALL)
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_unfused_epilogue_runs_as_pointwise_kernels(tmp_path, writer, fuse):
+    path = operator_file(
+        tmp_path, "", "self.conv = nn.Conv2d(3, 4, 3)", "return torch.sigmoid(self.conv(x)) * 2.0", [(2, 3, 6, 6)], []
+    )
+    source = check_candidate(writer, path, {**SMALL, "plan.fuse_epilogue": fuse})
+    assert ("pointwise" in source.splitlines()[1]) is not fuse
+
+
+@pytest.mark.parametrize(
+    ("module", "shape"),
+    [
+        ("nn.Conv2d(3, 5, 3, padding=1)", (2, 3, 5, 6)),
+        ("nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1, groups=1)", (2, 3, 3, 4)),
+        ("nn.Conv1d(4, 4, 3, groups=4)", (2, 4, 7)),
+    ],
+    ids=["conv2d", "conv-transpose2d", "depthwise1d"],
+)
+def test_library_convolution_in_hybrid_policy(tmp_path, module, shape):
+    writer = TemplateWriter(policy="hybrid")
+    path = operator_file(tmp_path, "", f"self.conv = {module}", "return F.gelu(self.conv(x)) + 1.0", [shape], [])
+    source = check_candidate(writer, path, {"conv.library": True})
+    assert "torch.convolution(" in source
+    assert "_epilogue_kernel[" in source
+
+
+def test_library_gene_exists_only_in_hybrid_policy(tmp_path):
+    path = operator_file(
+        tmp_path, "", "self.conv = nn.Conv2d(3, 5, 3)", "return torch.relu(self.conv(x))", [(1, 3, 5, 5)], []
+    )
+    strict, hybrid = TemplateWriter(), TemplateWriter(policy="hybrid")
+    spec = load_operator(str(path)).spec
+    assert "conv.library" not in strict.space(strict.analysis(spec))
+    assert "conv.library" in hybrid.space(hybrid.analysis(spec))
+    with pytest.raises(ValueError, match="hybrid"):
+        strict.render(spec, {"conv.library": True})
+    with pytest.raises(ValueError, match="policy"):
+        TemplateWriter(policy="loose")
+
+
+def test_repair_keeps_conv_tiles_in_budget():
+    g = G.repair(
+        {
+            "conv.BLOCK_M": 256,
+            "conv.BLOCK_N": 128,
+            "conv.BLOCK_K": 64,
+            "conv.num_stages": 4,
+            "conv.num_warps": 2,
+            "conv.precision": "tf32x3",
+        }
+    )
+    assert (g["conv.BLOCK_M"] + g["conv.BLOCK_N"]) * g["conv.BLOCK_K"] * 4 * g[
+        "conv.num_stages"
+    ] <= G.SHARED_MEMORY_BYTES
+    assert g["conv.BLOCK_M"] * g["conv.BLOCK_N"] <= 1024 * g["conv.num_warps"]
+    assert G.allowed("conv.precision", "fp32") == ("ieee", "tf32x3")
