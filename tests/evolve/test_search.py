@@ -229,6 +229,17 @@ def test_one_timing_worker_per_gpu():
     assert all(g.calls for g in gpus)
 
 
+def test_a_gpu_evaluator_takes_as_many_candidates_as_its_concurrency():
+    """The evaluator's own device lock keeps timing runs apart; the executor may hand it several."""
+    gpus = [GeneEvaluator(measured=True, delay_s=0.05) for _ in range(2)]
+    gpus[0].concurrency = 3
+    executor = LocalExecutor(gpus, slots_per_evaluator=8)
+    assert executor.workers == 4  # 3 + 1: CPU slots do not apply to a timing evaluator
+    opt = Optimizer(SPEC, "", [GeneWriter()], executor, load_experts(), SearchConfig(budget=Budget(candidates=12)))
+    opt.run()
+    assert gpus[0].max_active >= 2 and gpus[1].max_active == 1
+
+
 class UnsupportedOperator(Exception):
     """Shaped like the template writer's: it carries the writer's diagnosis."""
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One GPU verification pass, for the lent H200 (torch 2.11, triton 3.6, no pydantic/duckdb/openai/PyGithub).
 # Fetch the wheels first, here:  bash ../shared/tools/gpu-wheels.sh .whl   (.whl is git-ignored; carry it)
-# Then, in one device call:      bash tests/gpu/gpu_pass.sh PART      with PART = cheats | bench | warm
-# Each part fits one 10-minute call; results land in $OUT.
+# Then, in one device call:      bash tests/gpu/gpu_pass.sh PART...   with PART = probe | cheats | faults |
+# bench | warm (probe: a short search with the evaluator's stage timings; BENCH_OPS: a glob of operators).
+# Each of cheats, bench, warm fits one 10-minute call; results land in $OUT.
 set -uo pipefail
-part=${1:-cheats}
 out=${OUT:-/tmp/foundry-gpu}
 mkdir -p "$out"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -12,15 +12,25 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD/bot PYTHONUNBUFFERED=1 FOUNDRY_EXPERIENCE_DB=/tmp/foundry-gpu.duckdb
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$out/gpu.txt"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$out/gpu.txt"
+for part in "${@:-cheats}"; do
 case "$part" in
+  probe)   # throughput: where a candidate's time goes (debug log of each evaluation's stages)
+    timeout ${PROBE_S:-150} python3 -m foundry -v optimize examples/ops/softmax.py --budget ${BUDGET:-16} \
+      --no-experience --out "$out/probe" --json > "$out/probe.json" 2> "$out/probe.log"
+    grep -E "evaluated in|prepared" "$out/probe.log" | tail -30 ;;
+  faults)
+    timeout ${FAULTS_S:-300} python3 -m pytest -q -p no:cacheprovider tests/gpu/test_cheats_gpu.py -k "fault" \
+      2>&1 | tee "$out/faults.log" ;;
   cheats)  # the adversarial suite on CUDA, honest candidates and the GPU-only timing cheats first
-    timeout 560 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_cheats_gpu.py \
+    timeout ${CHEATS_S:-560} python3 -m pytest -q -p no:cacheprovider tests/gpu/test_cheats_gpu.py \
       -k "honest or gpu_only or patching or cheat_is_rejected" 2>&1 | tee "$out/cheats.log" ;;
   bench)   # foundry bench over the example operators, template writer, side by side with eager and compile
-    ops=$(ls examples/ops/*.py | head -${BENCH_OPS:-22})
-    timeout 570 python3 -m foundry bench $ops --budget ${BUDGET:-6} --time-limit 20 --no-experience \
-      --out "$out/bench.json" 2>&1 | tee "$out/bench.log" ;;
+    ops=$(ls ${BENCH_OPS:-examples/ops/*.py})
+    timeout ${BENCH_S:-570} python3 -m foundry bench $ops --budget ${BUDGET:-6} --time-limit ${OP_S:-20} \
+      --policy ${POLICY:-strict} --no-experience \
+      --out "$out/bench-${POLICY:-strict}.json" 2>&1 | tee "$out/bench-${POLICY:-strict}.log" ;;
   warm)    # experience library: cold vs warm search of the same operator
     timeout 560 python3 tests/experience/bench_warm_start.py examples/ops/softmax.py --budget 12 \
       --time-limit 200 --out "$out/warm" 2>&1 | tee "$out/warm.log" ;;
 esac
+done

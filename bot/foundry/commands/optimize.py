@@ -65,7 +65,13 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the search (selection, proposals)")
     parser.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", help="wall-time budget")
     parser.add_argument("--max-tokens", type=int, default=None, help="LLM token budget (--writer llm|all)")
-    parser.add_argument("--workers", type=int, default=None, help="parallel evaluations on CPU")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="candidates evaluated at once: on CPU in all, on a GPU per GPU (timing is always one at a time)",
+    )
+    parser.add_argument("--gpus", type=int, default=None, help="GPUs to use (default: every visible one)")
     parser.add_argument("--no-experience", action="store_true", help="neither read nor write the library")
     parser.add_argument(
         "--executor",
@@ -92,6 +98,7 @@ class SearchOptions:
     time_limit: float | None = None
     max_tokens: int | None = None
     workers: int | None = None
+    gpus: int | None = None
     experience: bool = True
     executor: str = "local"
     ray_address: str | None = None
@@ -107,6 +114,7 @@ class SearchOptions:
             time_limit=args.time_limit,
             max_tokens=args.max_tokens,
             workers=args.workers,
+            gpus=getattr(args, "gpus", None),
             experience=not args.no_experience,
             **executor_choice(getattr(args, "executor", None), getattr(args, "ray_address", None)),
         )
@@ -124,6 +132,8 @@ class SearchOptions:
             raise FatalError("--max-tokens must not be negative")
         if self.workers is not None and self.workers < 1:
             raise FatalError("--workers must be at least 1")
+        if self.gpus is not None and self.gpus < 1:
+            raise FatalError("--gpus must be at least 1")
         if self.executor not in EXECUTORS:
             raise FatalError(f"--executor must be one of {', '.join(EXECUTORS)} (got {self.executor!r})")
 
@@ -192,8 +202,19 @@ def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[Exec
     # The next worker starts while the current candidate runs; without a GPU, verified kernels are also
     # compiled for sm_90 so the static cost model ranks them on registers, spills and shared memory.
     # The evaluator's reverify() is the final check (more trials, a longer timing run, same reference).
-    config = EvaluatorConfig(warm_pool=True, static_compile=not torch_cuda_available())
-    evaluator = CandidateEvaluator(loaded, policy=options.policy, config=config)
+    gpus = visible_gpus()
+    if gpus:
+        if options.gpus is not None and options.gpus > gpus:
+            raise FatalError(f"--gpus {options.gpus}: only {gpus} GPU(s) visible")
+        # One evaluator per GPU; --workers candidates in flight on each, timed one at a time.
+        per_gpu = EvaluatorConfig(warm_pool=True, gpu_concurrency=options.workers or EvaluatorConfig.gpu_concurrency)
+        evaluators = [
+            CandidateEvaluator(loaded, policy=options.policy, config=per_gpu, device=f"cuda:{i}")
+            for i in range(options.gpus or gpus)
+        ]
+        return LocalExecutor(evaluators), evaluators[0].device_name  # the GPU model names library records
+    config = EvaluatorConfig(warm_pool=True, static_compile=True)
+    evaluator = CandidateEvaluator(loaded, policy=options.policy, config=config, device="cpu")
     workers = options.workers or max(1, min(MAX_CPU_WORKERS, os.cpu_count() or 1))
     executor = LocalExecutor([evaluator], slots_per_evaluator=workers)
     return executor, evaluator.device_name
@@ -231,6 +252,12 @@ def torch_cuda_available() -> bool:
     import torch
 
     return torch.cuda.is_available()
+
+
+def visible_gpus() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
 def open_experience(loaded: LoadedOperator, options: SearchOptions, device: str, small: bool):

@@ -26,6 +26,7 @@ from torch import nn
 
 from foundry.core.records import Candidate, Diagnosis, FailureKind, KernelFacts, Stage, Timing, Verdict
 from foundry.evaluate.correctness import Tolerance, compare, probe
+from foundry.evaluate.device_lock import DeviceGate, DeviceLock
 from foundry.evaluate.isolation import (
     ChildOutcome,
     WarmPool,
@@ -64,6 +65,8 @@ class EvaluatorConfig:
     static_compile: bool = False
     # Start the next worker while the current candidate runs (saves the imports on every candidate).
     warm_pool: bool = False
+    # On a GPU: candidates whose correctness runs share the device at once (timing is always alone).
+    gpu_concurrency: int = 4
 
 
 @dataclass
@@ -103,6 +106,28 @@ def perturb_(model: nn.Module, scale: float, generator: torch.Generator) -> None
                 tensor.mul_(1 + scale * noise)
 
 
+def log_stages(candidate_id: str, marks: dict[str, float]) -> None:
+    """Where an evaluation's time went (debug log): waits for the device, reference outputs, the child's
+    correctness run, judging, the wait for exclusive use and the timing run."""
+    names = list(marks)
+    spans = [f"{b} {marks[b] - marks[a]:.2f}s" for a, b in zip(names, names[1:], strict=False)]
+    log.debug("%s: %s", candidate_id, ", ".join(spans))
+
+
+def physical_gpu(index: int) -> str:
+    """The CUDA_VISIBLE_DEVICES entry of this process's GPU `index`, for a child that must see only it."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        entries = [e.strip() for e in visible.split(",") if e.strip()]
+        if index < len(entries):
+            return entries[index]
+    return str(index)
+
+
+def trial_dtype(inputs: list[Any]) -> torch.dtype:
+    return next((t.dtype for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()), torch.float32)
+
+
 def to_device(values: list[Any], device: str) -> list[Any]:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
@@ -129,6 +154,10 @@ class CandidateEvaluator:
         self.config = config or EvaluatorConfig()
         self.rules = rules or load_rules()
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if self.device != "cpu" and not self.device.startswith("cuda"):
+            raise ValueError(f"device must be cpu, cuda or cuda:N, got {self.device!r}")
+        self.is_cuda = self.device.startswith("cuda")
+        self.device_index = torch.device(self.device).index or 0 if self.is_cuda else None
         self.small = self.device == "cpu"
         self.guard = StaticGuard(self.rules.guard)
         base = self.rules.tolerance.for_precision(operator.spec.precision)
@@ -139,7 +168,8 @@ class CandidateEvaluator:
         self.allowed_ops = frozenset(allowed)
         self.trials = self.config.trials or self.rules.tolerance.trials
         self.timeout_s = self.config.timeout_s or (600.0 if self.device == "cpu" else 180.0)
-        self.gpu_lock = threading.Lock()
+        self.concurrency = max(1, self.config.gpu_concurrency) if self.is_cuda else 1
+        self.device_lock = DeviceLock()  # correctness runs share the GPU, a timing run has it alone
         self.reference_lock = threading.Lock()
         self.reference_timing: ReferenceTiming | None = None
         self.probe_tolerances: list[Tolerance] | None = None
@@ -149,14 +179,17 @@ class CandidateEvaluator:
         if self.device == "cpu":
             self.env.pop("CUDA_VISIBLE_DEVICES", None)
         else:
+            # the child sees only this evaluator's GPU, as its "cuda"
+            self.env["CUDA_VISIBLE_DEVICES"] = physical_gpu(self.device_index or 0)
             self.env["FOUNDRY_WARM_DEVICE"] = "cuda"
-        self.device_name = torch.cuda.get_device_name() if self.device == "cuda" else "cpu (Triton interpreter)"
+        self.device_name = torch.cuda.get_device_name(self.device_index) if self.is_cuda else "cpu (Triton interpreter)"
         self.pool: WarmPool | None = None
         if self.config.warm_pool:
             self.pool = WarmPool(
                 memory_mb=self.config.memory_mb if self.device == "cpu" else None,
                 env=self.env,
                 cwd=Path(tempfile.gettempdir()),
+                size=self.concurrency,
             )
 
     def reverify(self, candidate: Candidate) -> Verdict:
@@ -183,7 +216,7 @@ class CandidateEvaluator:
 
     @property
     def timing_available(self) -> bool:
-        return self.device == "cuda"
+        return self.is_cuda
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -192,9 +225,6 @@ class CandidateEvaluator:
         errors, warnings = self.guard.check(candidate.source) if self.config.static_guard else ([], [])
         if errors:
             return self.verdict(candidate, errors, warnings, started)
-        if self.device == "cuda":
-            with self.gpu_lock:
-                return self.run_isolated(candidate, warnings, started)
         return self.run_isolated(candidate, warnings, started)
 
     # -- stages -----------------------------------------------------------------------------------
@@ -223,7 +253,8 @@ class CandidateEvaluator:
             for inputs in trials:
                 out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in to_device(inputs, self.device)])
                 containers.append(type(out).__name__)
-                refs.append([t.detach().to("cpu") for t in as_outputs(out)])
+                # on a GPU the outputs are judged there: references stay on the device
+                refs.append([t.detach().clone() if self.is_cuda else t.detach() for t in as_outputs(out)])
         payload = {
             "init": op.init_inputs(self.small),
             "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
@@ -231,7 +262,7 @@ class CandidateEvaluator:
         }
         with self.reference_lock:
             if self.probe_tolerances is None:
-                result = probe(refs[0], trials[0], self.tolerance, self.rules.tolerance.probe_scale)
+                result = probe([r.cpu() for r in refs[0]], trials[0], self.tolerance, self.rules.tolerance.probe_scale)
                 self.probe_tolerances = result.tolerances
                 self.probe_notes = result.notes
                 self.probe_weak = result.weak
@@ -264,48 +295,73 @@ class CandidateEvaluator:
         return usable
 
     def run_isolated(self, candidate: Candidate, warnings: list[Diagnosis], started: float) -> Verdict:
-        payload, trials, refs, model, containers = self.prepare()
-        jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir or job_root()))
+        """On a GPU the device is held shared from preparing the reference outputs until the candidate's
+        correctness run is judged, then exclusively for its timing run (and, once, the reference's)."""
+        gate = DeviceGate(self.device_lock if self.is_cuda else None)
+        marks = {"start": time.monotonic()}
+        gate.share()
+        marks["shared"] = time.monotonic()
         try:
-            (jobdir / "candidate.py").write_text(candidate.source)
-            torch.save(payload, jobdir / "job.pt")
-            job = {
-                "device": self.device,
-                "default_trials": self.trials,
-                "gpu_memory_fraction": self.config.gpu_memory_fraction,
-                "static_compile": self.config.static_compile,
-                "timing": {
-                    "trials": self.config.timing_trials,
-                    "warmup": self.config.timing_warmup,
-                    "rotate": self.config.timing_rotate,
-                },
-            }
-            (jobdir / "job.json").write_text(json.dumps(job))
-            judged: dict[str, Any] = {}
-            compiled = None
-            after_timing = None
+            payload, trials, refs, model, containers = self.prepare()
+            marks["prepared"] = time.monotonic()
+            jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir or job_root()))
+            try:
+                (jobdir / "candidate.py").write_text(candidate.source)
+                torch.save(payload, jobdir / "job.pt")
+                job = {
+                    "device": "cuda" if self.is_cuda else "cpu",
+                    "default_trials": self.trials,
+                    "gpu_memory_fraction": self.config.gpu_memory_fraction / self.concurrency,
+                    "static_compile": self.config.static_compile,
+                    "timing": {
+                        "trials": self.config.timing_trials,
+                        "warmup": self.config.timing_warmup,
+                        "rotate": self.config.timing_rotate,
+                    },
+                }
+                (jobdir / "job.json").write_text(json.dumps(job))
+                judged: dict[str, Any] = {}
+                compiled = None
+                after_timing = None
 
-            def decide(message: dict[str, Any]) -> bool:
-                judged.update(self.judge(message, jobdir, refs, containers))
-                return not judged["failures"] and self.timing_available
+                def decide(message: dict[str, Any]) -> bool:
+                    marks["ran"] = time.monotonic()
+                    judged.update(self.judge(message, jobdir, refs, containers))
+                    marks["judged"] = time.monotonic()
+                    go = not judged["failures"] and self.timing_available
+                    gate.unshare()
+                    if go:
+                        gate.exclude()
+                        marks["exclusive"] = time.monotonic()
+                        from foundry.evaluate.roofline import ceilings
 
-            correctness, timing_msg, outcome = run_child(
-                jobdir,
-                timeout_s=self.timeout_s,
-                memory_mb=self.config.memory_mb if self.device == "cpu" else None,
-                env=self.env,
-                decide=decide,
-                pool=self.pool,
-            )
-            after_file = jobdir / "outputs_after_timing.pt"
-            if timing_msg is not None and not timing_msg.get("error") and after_file.exists():
-                after_timing = torch.load(after_file, weights_only=True)
-            if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
-                assert correctness is not None
-                compiled = self.compile_statically(jobdir, correctness.get("launch_signatures", {}))
+                        with torch.cuda.device(self.device_index):
+                            self.reference(trials[0], model)  # once per evaluator, alone on the device
+                            ceilings(self.device_index or 0, trial_dtype(trials[0]))  # once per process
+                    return go
+
+                correctness, timing_msg, outcome = run_child(
+                    jobdir,
+                    timeout_s=self.timeout_s,
+                    memory_mb=self.config.memory_mb if self.device == "cpu" else None,
+                    env=self.env,
+                    decide=decide,
+                    pool=self.pool,
+                )
+                gate.release()
+                marks["timed" if "exclusive" in marks else "finished"] = time.monotonic()
+                log_stages(candidate.id, marks)
+                after_file = jobdir / "outputs_after_timing.pt"
+                if timing_msg is not None and not timing_msg.get("error") and after_file.exists():
+                    after_timing = torch.load(after_file, weights_only=True, map_location=self.device)
+                if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
+                    assert correctness is not None
+                    compiled = self.compile_statically(jobdir, correctness.get("launch_signatures", {}))
+            finally:
+                if not self.config.keep_jobs:
+                    shutil.rmtree(jobdir, ignore_errors=True)
         finally:
-            if not self.config.keep_jobs:
-                shutil.rmtree(jobdir, ignore_errors=True)
+            gate.release()
         if correctness is None or correctness.get("error") is not None:
             return self.verdict(candidate, [self.child_failure(correctness, outcome)], warnings, started)
         failures: list[Diagnosis] = judged["failures"]
@@ -349,7 +405,7 @@ class CandidateEvaluator:
         self, message: dict[str, Any], jobdir: Path, refs: list[list[torch.Tensor]], containers: list[str]
     ) -> dict[str, Any]:
         calls = message["calls"]
-        outputs = torch.load(jobdir / "outputs.pt", weights_only=True)
+        outputs = torch.load(jobdir / "outputs.pt", weights_only=True, map_location=self.device)
         failures: list[Diagnosis] = []
         checks: list[str] = []
         tolerances = self.probe_tolerances or []
@@ -702,10 +758,9 @@ class CandidateEvaluator:
         ref = self.reference(trials[0], model)
         from foundry.evaluate.roofline import roofline
 
-        dtype = next(
-            (t.dtype for t in trials[0] if isinstance(t, torch.Tensor) and t.is_floating_point()), torch.float32
+        roof = roofline(
+            ref.bytes_moved, ref.flops, message["median_ms"], self.device_index or 0, trial_dtype(trials[0])
         )
-        roof = roofline(ref.bytes_moved, ref.flops, message["median_ms"], torch.cuda.current_device(), dtype)
         timing = Timing(
             measured=True,
             device=self.device_name,

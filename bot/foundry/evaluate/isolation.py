@@ -128,6 +128,9 @@ class Child:
         self.started = time.monotonic()
         self.say(f"job {jobdir}")
 
+    def restart_clock(self) -> None:
+        self.started = time.monotonic()
+
     def read_messages(self) -> None:
         for raw in self.results:
             try:
@@ -201,15 +204,17 @@ class Child:
 
 
 class WarmPool:
-    """Keeps one worker started ahead, so the next candidate does not wait for torch and triton to
-    import. A warm child holds no job data until `take` hands it one."""
+    """Keeps `size` workers started ahead, so the next candidate does not wait for torch and triton
+    to import (and, on a GPU, for a CUDA context). A warm child holds no job data until `take` hands
+    it one; each child runs one candidate and exits."""
 
-    def __init__(self, *, memory_mb: int | None, env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, *, memory_mb: int | None, env: dict[str, str], cwd: Path, size: int = 1) -> None:
         self.memory_mb = memory_mb
         self.env = env
         self.cwd = cwd
+        self.size = max(1, size)
         self.lock = threading.Lock()
-        self.ready: Child | None = None
+        self.ready: list[Child] = []
         self.closed = False
 
     def spawn(self) -> Child:
@@ -217,21 +222,24 @@ class WarmPool:
 
     def take(self, jobdir: Path, timeout_s: float) -> Child:
         with self.lock:
-            child, self.ready = self.ready, None
-            if child is None or not child.alive():
-                if child is not None:
+            child = None
+            while self.ready and child is None:
+                child = self.ready.pop(0)
+                if not child.alive():
                     child.finish()
+                    child = None
+            if child is None:
                 child = self.spawn()
             child.start(jobdir, timeout_s)
-            if not self.closed:
-                self.ready = self.spawn()
+            while not self.closed and len(self.ready) < self.size:
+                self.ready.append(self.spawn())
             return child
 
     def close(self) -> None:
         with self.lock:
             self.closed = True
-            child, self.ready = self.ready, None
-        if child is not None:
+            children, self.ready = self.ready, []
+        for child in children:
             child.kill()
             child.finish()
 
@@ -252,7 +260,15 @@ def run_child(
         child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env)
     correctness = child.wait_message("correctness")
     timing = None
-    go = correctness is not None and correctness.get("error") is None and decide(correctness)
+    try:
+        go = correctness is not None and correctness.get("error") is None and decide(correctness)
+    except BaseException:
+        child.say("stop")
+        child.kill()
+        child.finish()
+        raise
+    if go:
+        child.restart_clock()  # waiting for the device to time it is not the candidate's time
     child.say("time" if go else "stop")
     if go:
         timing = child.wait_message("timing")

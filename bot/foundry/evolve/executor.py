@@ -4,9 +4,11 @@ back in the same order, whatever order they finished in, so a seeded search is r
 Two implementations of the Executor protocol: LocalExecutor here (the default) and RayExecutor in
 evolve/ray_executor.py (`--executor ray`: actors across a Ray cluster; the only module importing ray).
 
-LocalExecutor: a pool of evaluator slots. On CPU one evaluator takes several slots (it spawns one
-isolated child per candidate, so concurrent evaluate() calls are safe); on a GPU each evaluator takes
-exactly one slot, so no GPU ever times two candidates at once (one timing worker per visible GPU).
+LocalExecutor: a pool of evaluator slots. Every evaluator spawns one isolated child per candidate, so
+concurrent evaluate() calls are safe. On CPU one evaluator takes `slots_per_evaluator` slots. On a GPU
+there is one evaluator per visible GPU, taking as many slots as its `concurrency`: that many candidates
+compile and run their correctness trials on the GPU at once, while the evaluator's device lock lets
+only one of them (or the reference) time at a time, alone on the device.
 """
 
 from __future__ import annotations
@@ -83,13 +85,17 @@ class LocalExecutor:
         self.evaluators = list(evaluators)
         self.finalist_evaluator = finalist_evaluator
         self.timing_available = any(timing_available(e) for e in self.evaluators)
-        # Never time two candidates on one GPU at once: a timing evaluator has one slot.
-        per = 1 if self.timing_available else max(slots_per_evaluator, 1)
+        # A timing evaluator decides how many candidates it takes at once (it never times two at once).
         self.slots: queue.Queue[Evaluator] = queue.Queue()
-        for _ in range(per):
-            for evaluator in self.evaluators:
-                self.slots.put(evaluator)
-        self.workers = per * len(self.evaluators)
+        counts = [
+            max(int(getattr(e, "concurrency", 1)), 1) if timing_available(e) else max(slots_per_evaluator, 1)
+            for e in self.evaluators
+        ]
+        for round_ in range(max(counts)):
+            for evaluator, count in zip(self.evaluators, counts, strict=True):
+                if round_ < count:
+                    self.slots.put(evaluator)
+        self.workers = sum(counts)
 
     def _evaluate(self, candidate: Candidate) -> Verdict:
         """An exception from the evaluator is the bot's failure, not the candidate's: it is retried

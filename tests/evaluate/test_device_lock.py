@@ -1,0 +1,123 @@
+"""The GPU's shared/exclusive lock: correctness runs overlap, a timing run is alone, and a waiting
+timing run is not starved by a stream of correctness runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from foundry.evaluate.device_lock import DeviceGate, DeviceLock
+from foundry.evaluate.evaluator import physical_gpu
+
+WAIT = 5.0
+
+
+def test_shared_holders_overlap():
+    lock = DeviceLock()
+    inside = threading.Barrier(3, timeout=WAIT)  # only passes if all three hold the lock at once
+
+    def run():
+        with lock.shared():
+            inside.wait()
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    assert not any(t.is_alive() for t in threads)
+    assert lock.sharing == 0
+
+
+def test_exclusive_waits_for_sharers_and_blocks_new_ones():
+    lock = DeviceLock()
+    events: list[str] = []
+    lock.acquire_shared()  # a correctness run in progress
+
+    def timing():
+        with lock.exclusive():
+            events.append("timing start")
+            time.sleep(0.05)
+            events.append("timing end")
+
+    timer = threading.Thread(target=timing)
+    timer.start()
+    deadline = time.monotonic() + WAIT
+    while lock.exclusive_waiting == 0 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert lock.exclusive_waiting == 1
+
+    def late_correctness():
+        with lock.shared():
+            events.append("late correctness")
+
+    late = threading.Thread(target=late_correctness)
+    late.start()
+    time.sleep(0.05)
+    assert events == []  # the timing run waits for the running correctness run, the late one waits too
+    events.append("first correctness done")
+    lock.release_shared()
+    timer.join(WAIT)
+    late.join(WAIT)
+    assert events == ["first correctness done", "timing start", "timing end", "late correctness"]
+
+
+def test_two_exclusive_holders_never_overlap():
+    lock = DeviceLock()
+    holders = []
+    overlap = []
+
+    def timing():
+        for _ in range(20):
+            with lock.exclusive():
+                holders.append(1)
+                if len(holders) > 1:
+                    overlap.append(True)
+                time.sleep(0.001)
+                holders.pop()
+
+    threads = [threading.Thread(target=timing) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    assert overlap == []
+    assert not lock.exclusive_held
+
+
+def test_release_without_acquire_is_an_error():
+    lock = DeviceLock()
+    with pytest.raises(RuntimeError):
+        lock.release_shared()
+    with pytest.raises(RuntimeError):
+        lock.release_exclusive()
+
+
+def test_gate_steps_once_and_releases_in_any_state():
+    lock = DeviceLock()
+    gate = DeviceGate(lock)
+    gate.share()
+    assert lock.sharing == 1
+    gate.exclude()  # gives the shared hold back before taking the exclusive one
+    assert lock.sharing == 0 and lock.exclusive_held
+    gate.release()
+    gate.release()
+    assert not lock.exclusive_held
+    gate.exclude()  # a finished gate does not take the device again
+    assert not lock.exclusive_held
+
+    other = DeviceGate(lock)
+    other.share()
+    other.release()
+    assert lock.sharing == 0
+    DeviceGate(None).share()  # without a GPU there is nothing to hold
+
+
+def test_child_sees_only_its_gpu(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert physical_gpu(1) == "1"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4, 6")
+    assert physical_gpu(0) == "4"
+    assert physical_gpu(1) == "6"
