@@ -178,18 +178,28 @@ class ConvEmitter(ChannelEpilogue):
     def dims(self, prefix: str) -> list[str]:
         return [f"{prefix}{i}" for i in range(self.d)]
 
-    def window(self, out: list[str], taps: list[str], valid: str) -> list[str]:
-        """Lines computing input coordinates i0.. of output coordinates `out` at kernel taps `taps`, and
+    def origins(self) -> list[str]:
+        """Lines computing, per output row, where its window starts (hoisted out of the tap loops): the
+        input coordinate of tap 0 (conv) or the shifted output coordinate (transposed)."""
+        at = self.head.attrs
+        lines = []
+        for i in range(self.d):
+            s, p = at["stride"][i], at["padding"][i]
+            lines.append(f"org{i} = {affine(f'o{i}', 1, p) if self.transposed else affine(f'o{i}', s, -p)}")
+        return lines
+
+    def window(self, org: list[str], taps: list[str], valid: str) -> list[str]:
+        """Lines computing input coordinates i0.. from the window origins `org` at kernel taps `taps`, and
         the mask `valid` (in bounds; for a transposed conv also on the stride grid)."""
         at = self.head.attrs
         lines = []
         for i in range(self.d):
-            s, p, dil = at["stride"][i], at["padding"][i], at["dilation"][i]
+            s, dil = at["stride"][i], at["dilation"][i]
             if not self.transposed:
-                lines.append(f"i{i} = {affine(out[i], s, -p)} + {affine(taps[i], dil, 0)}")
+                lines.append(f"i{i} = {org[i]} + {affine(taps[i], dil, 0)}")
                 lines.append(f"{valid} = {valid} & (i{i} >= 0) & (i{i} < I{i})")
             else:
-                lines.append(f"t{i} = {affine(out[i], 1, p)} - {affine(taps[i], dil, 0)}")
+                lines.append(f"t{i} = {org[i]} - {affine(taps[i], dil, 0)}")
                 if s == 1:
                     lines.append(f"i{i} = t{i}")
                     lines.append(f"{valid} = {valid} & (t{i} >= 0) & (t{i} < I{i})")
@@ -228,6 +238,7 @@ class ConvEmitter(ChannelEpilogue):
             "n_idx = rm // OS",
             "s = rm % OS",
             *coords("s", "o", self.dims("O")),
+            *self.origins(),
         ]
 
     def gemm_kernel(self, name: str, epi: list[str]) -> list[str]:
@@ -250,7 +261,7 @@ class ConvEmitter(ChannelEpilogue):
             "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
             "for kk in range(0, KTOT, BLOCK_K):",
         ]
-        o = [f"o{i}[:, None]" for i in range(self.d)]
+        o = [f"org{i}[:, None]" for i in range(self.d)]
         taps = [f"k{i}[None, :]" for i in range(self.d)]
         loop = [
             "rk = kk + tl.arange(0, BLOCK_K)",
@@ -296,7 +307,7 @@ class ConvEmitter(ChannelEpilogue):
         inner = [
             *coords("tap", "k", self.dims("K")),
             "valid = mask_m",
-            *self.window(self.dims("o"), self.dims("k"), "valid"),
+            *self.window(self.dims("org"), self.dims("k"), "valid"),
             f"sp = {flat(self.dims('i'), self.dims('I'))}",
             "a = tl.load(x_rows[:, None] + chan[None, :] + sp[:, None], "
             "mask=valid[:, None] & mask_n[None, :], other=0.0)",

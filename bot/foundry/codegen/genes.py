@@ -77,7 +77,7 @@ DEFAULTS: dict[str, Gene] = {
     "conv.BLOCK_M": 128,
     "conv.BLOCK_N": 64,
     "conv.BLOCK_K": 32,
-    "conv.num_warps": 4,
+    "conv.num_warps": 8,
     "conv.num_stages": 2,
     "conv.precision": "ieee",  # exact; the search tries tf32x3 (tensor cores, ~fp32 error)
     "conv.library": False,
@@ -158,15 +158,17 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
 
         while conv_smem() > SHARED_MEMORY_BYTES and g["conv.num_stages"] > 1:
             g["conv.num_stages"] -= 1
-        if g.get("conv.precision") == "tf32x3":
-            # hi/lo operand copies, as for matmul: keep the accumulator tile within ~1K fp32 per warp
-            while g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"]:
-                if g["conv.BLOCK_M"] > 32 and g["conv.BLOCK_M"] >= g["conv.BLOCK_N"]:
-                    g["conv.BLOCK_M"] //= 2
-                elif g["conv.BLOCK_N"] > 16:
-                    g["conv.BLOCK_N"] //= 2
-                else:
-                    break
-        if g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 2048 * g["conv.num_warps"]:
-            g["conv.num_warps"] = 8  # the fp32 accumulator tile alone: more than 64 registers per thread
+        # fp32 accumulators: more than 32 per thread spill on sm_90 (static compile of the gemm and direct
+        # kernels: 128x64 tiles with 8 warps compile clean, 128x64 with 4 or 128x128 with 8 spill)
+        if g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"]:
+            g["conv.num_warps"] = 8
+        while g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"]:
+            if g["conv.BLOCK_M"] > 32 and g["conv.BLOCK_M"] >= g["conv.BLOCK_N"]:
+                g["conv.BLOCK_M"] //= 2
+            elif g["conv.BLOCK_N"] > 16:
+                g["conv.BLOCK_N"] //= 2
+            else:
+                break
+        if g["conv.num_warps"] < 8 and g["conv.BLOCK_M"] * g["conv.BLOCK_K"] >= 2048:
+            g["conv.num_stages"] = 1  # the gathered input tile's addresses for a second stage spill (64x64x32, 4 warps)
     return g
