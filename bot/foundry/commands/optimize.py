@@ -169,7 +169,7 @@ def build_writers(
     if name in ("template", "all"):
         from foundry.writers.template import TemplateWriter
 
-        writers.append(TemplateWriter(loader=lambda ref: loaded))
+        writers.append(TemplateWriter(loader=lambda ref: loaded, policy=options.policy))
     if name in ("llm", "all"):
         from foundry.writers.llm import LLMConfig, LLMWriter
 
