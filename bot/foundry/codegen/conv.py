@@ -118,11 +118,14 @@ class ChannelEpilogue(SegmentEmitter):
             + self.sizes
             + ["TOTAL", "C", "OS"]
             + self.stride_args(epi)
-            + ["BLOCK: tl.constexpr"]
+            + ["BLOCK: tl.constexpr", "WIDE: tl.constexpr"]
         )
         body = [
             "pid = tl.program_id(0)",
-            "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+            "# 32-bit index arithmetic (divisions are cheap) unless the tensor has 2**31 elements or more",
+            "if WIDE:",
+            "    pid = pid.to(tl.int64)",
+            "offs = pid * BLOCK + tl.arange(0, BLOCK)",
             "mask = offs < TOTAL",
             "s = offs % OS",
             "nc = offs // OS",
@@ -376,7 +379,7 @@ class ConvEmitter(ChannelEpilogue):
                 "# hybrid policy: the library convolution, then the epilogue in one Triton pass",
                 f"y = torch.convolution({args})",
                 f"{names[0]}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]({', '.join(call)}, "
-                f"BLOCK={EPILOGUE_BLOCK}, num_warps=4)",
+                f"BLOCK={EPILOGUE_BLOCK}, WIDE=M * C_OUT >= 2**31, num_warps=4)",
             ]
         else:
             gemm = (

@@ -32,20 +32,23 @@ class PoolEmitter(ChannelEpilogue):
             + self.sizes
             + ["TOTAL", "C", "IS", "OS", *dims_i, *dims_o]
             + self.stride_args(epi)
-            + ["BLOCK: tl.constexpr"]
+            + ["BLOCK: tl.constexpr", "WIDE: tl.constexpr"]
         )
         is_max = at["mode"] == "max"
         identity = "-float('inf')" if is_max else "0.0"
         body = [
             "pid = tl.program_id(0)",
-            "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+            "# 32-bit index arithmetic (divisions are cheap) unless the tensor has 2**31 elements or more",
+            "if WIDE:",
+            "    pid = pid.to(tl.int64)",
+            "offs = pid * BLOCK + tl.arange(0, BLOCK)",
             "mask = offs < TOTAL",
             "s = offs % OS",
             "nc = offs // OS",
             "c = nc % C",
             "n = nc // C",
             *coords("s", "o", dims_o),
-            f"x_rows = {x}_ptr + nc * IS",
+            f"x_rows = {x}_ptr + nc.to(tl.int64) * IS",
             f"acc = tl.full([BLOCK], {identity}, dtype=tl.float32)",
         ]
         count = at["mode"] == "avg" and not at["count_include_pad"] and at["divisor"] is None
@@ -116,7 +119,7 @@ class PoolEmitter(ChannelEpilogue):
         )
         block = self.genes["BLOCK_SIZE"]
         lines.append(
-            f"{name}[(triton.cdiv(TOTAL, {block}),)]({', '.join(call)}, BLOCK={block}, "
+            f"{name}[(triton.cdiv(TOTAL, {block}),)]({', '.join(call)}, BLOCK={block}, WIDE=TOTAL >= 2**31, "
             f"num_warps={self.genes['num_warps']})"
         )
         lines.append(f"return {', '.join(self.seg.outputs)}")
