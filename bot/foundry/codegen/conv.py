@@ -227,10 +227,12 @@ class ConvEmitter(ChannelEpilogue):
         )
 
     def epilogue_and_store(self, epi: list[str]) -> list[str]:
-        lines = ["mask = mask_m[:, None] & mask_n[None, :]"]
-        lines += [self.operand_load(t, "n_idx[:, None]", "co[None, :]", "s[:, None]", "mask") for t in epi]
+        """The epilogue on a [channels, positions] tile: positions are contiguous in memory, so the
+        operand loads and the stores run along the tile's fast (last) dim."""
+        lines = ["mask = mask_n[:, None] & mask_m[None, :]"]
+        lines += [self.operand_load(t, "n_idx[None, :]", "co[:, None]", "s[None, :]", "mask") for t in epi]
         lines += self.epilogue_body(self.seg.nodes[0], "acc")
-        lines.append("out_off = n_idx[:, None].to(tl.int64) * C_OUT * OS + co[None, :] * OS + s[:, None]")
+        lines.append("out_off = n_idx[None, :].to(tl.int64) * C_OUT * OS + co[:, None] * OS + s[None, :]")
         lines += [f"tl.store({o}_ptr + out_off, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
         return lines
 
@@ -264,28 +266,31 @@ class ConvEmitter(ChannelEpilogue):
             "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
             "for kk in range(0, KTOT, BLOCK_K):",
         ]
-        o = [f"org{i}[:, None]" for i in range(self.d)]
-        taps = [f"k{i}[None, :]" for i in range(self.d)]
+        # the input tile is gathered as [K, positions] (consecutive output positions read consecutive
+        # input addresses at stride 1) and the weight tile as [channels, K] (contiguous along K)
+        o = [f"org{i}[None, :]" for i in range(self.d)]
+        taps = [f"k{i}[:, None]" for i in range(self.d)]
         loop = [
             "rk = kk + tl.arange(0, BLOCK_K)",
             "mask_k = rk < KTOT",
             "ci = rk // KS",
             "tap = rk % KS",
             *coords("tap", "k", self.dims("K")),
-            "valid = mask_m[:, None] & mask_k[None, :]",
+            "valid = mask_k[:, None] & mask_m[None, :]",
             *self.window(o, taps, "valid"),
-            f"a = tl.load(x_rows[:, None] + ci[None, :] * IS + {flat(self.dims('i'), self.dims('I'))}, "
+            f"a = tl.load(x_rows[None, :] + ci[:, None] * IS + {flat(self.dims('i'), self.dims('I'))}, "
             "mask=valid, other=0.0)",
         ]
         if not self.transposed:
-            w_off = "co[None, :].to(tl.int64) * KTOT + rk[:, None]"
+            w_off = "co[:, None].to(tl.int64) * KTOT + rk[None, :]"
         else:
-            w_off = "(g * CIG + ci)[:, None].to(tl.int64) * COG * KS + rn[None, :] * KS + tap[:, None]"
+            w_off = "(g * CIG + ci)[None, :].to(tl.int64) * COG * KS + rn[:, None] * KS + tap[None, :]"
         loop += [
-            f"b = tl.load({self.w}_ptr + {w_off}, mask=mask_k[:, None] & mask_n[None, :], other=0.0)",
-            f'acc = tl.dot(a, b, acc, input_precision="{precision}")',
+            f"b = tl.load({self.w}_ptr + {w_off}, mask=mask_n[:, None] & mask_k[None, :], other=0.0)",
+            f'acc = tl.dot(tl.trans(a), tl.trans(b), acc, input_precision="{precision}")',
         ]
         body += indent(loop, 4)
+        body.append("acc = tl.trans(acc)")
         body += self.epilogue_and_store(epi)
         params = self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"]
         return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
@@ -303,7 +308,7 @@ class ConvEmitter(ChannelEpilogue):
             "grp = co // COG",
             f"KS = {ks}",
             f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS",
-            "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+            "acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # [channels, positions]",
             "for ci in range(0, CIG):",
         ]
         outer = ["chan = (grp * CIG + ci).to(tl.int64) * IS", "for tap in range(0, KS):"]
@@ -312,8 +317,8 @@ class ConvEmitter(ChannelEpilogue):
             "valid = mask_m",
             *self.window(self.dims("org"), self.dims("k"), "valid"),
             f"sp = {flat(self.dims('i'), self.dims('I'))}",
-            "a = tl.load(x_rows[:, None] + chan[None, :] + sp[:, None], "
-            "mask=valid[:, None] & mask_n[None, :], other=0.0)",
+            "a = tl.load(x_rows[None, :] + chan[:, None] + sp[None, :], "
+            "mask=mask_n[:, None] & valid[None, :], other=0.0)",
         ]
         if not self.transposed:
             w_off = "co.to(tl.int64) * KTOT + ci * KS + tap"
@@ -321,7 +326,7 @@ class ConvEmitter(ChannelEpilogue):
             w_off = "(grp * CIG + ci).to(tl.int64) * COG * KS + (co - grp * COG) * KS + tap"
         inner += [
             f"wv = tl.load({self.w}_ptr + {w_off}, mask=mask_n, other=0.0)",
-            "acc += a * wv[None, :]",
+            "acc += a * wv[:, None]",
         ]
         body += indent(outer + indent(inner, 4), 4)
         body += self.epilogue_and_store(epi)

@@ -158,8 +158,8 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
 
         while conv_smem() > SHARED_MEMORY_BYTES and g["conv.num_stages"] > 1:
             g["conv.num_stages"] -= 1
-        # fp32 accumulators: more than 32 per thread spill on sm_90 (static compile of the gemm and direct
-        # kernels: 128x64 tiles with 8 warps compile clean, 128x64 with 4 or 128x128 with 8 spill)
+        # fp32 accumulators: more than 32 per thread spill on sm_90 (static compiles of the gemm kernel:
+        # 128x64 with 8 warps and 64x64 with 4 compile clean, 128x64 with 4 or 128x128 with 8 spill)
         if g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"]:
             g["conv.num_warps"] = 8
         while g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"]:
@@ -169,6 +169,4 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
                 g["conv.BLOCK_N"] //= 2
             else:
                 break
-        if g["conv.num_warps"] < 8 and g["conv.BLOCK_M"] * g["conv.BLOCK_K"] >= 2048:
-            g["conv.num_stages"] = 1  # the gathered input tile's addresses for a second stage spill (64x64x32, 4 warps)
     return g
