@@ -7,7 +7,6 @@ import threading
 import time
 
 import pytest
-
 from foundry.evaluate.device_lock import DeviceGate, DeviceLock
 from foundry.evaluate.evaluator import physical_gpu
 

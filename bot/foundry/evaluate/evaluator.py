@@ -633,6 +633,7 @@ class CandidateEvaluator:
             return Diagnosis(
                 stage=stage,
                 kind=FailureKind(error["kind"]),
+                rule=error.get("rule") or "raised",
                 message=error["message"],
                 line=error.get("line"),
                 evidence=error.get("evidence", ""),

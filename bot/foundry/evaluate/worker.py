@@ -43,6 +43,18 @@ class Channel:
         return self.control.readline().decode().strip()
 
 
+# The rule a child-side failure is reported under (the line is often unknown: a CUDA fault surfaces at the
+# next synchronization, outside the candidate's code).
+ERROR_RULES = {
+    "runtime_error": "raised",
+    "early_exit": "exit",
+    "oom": "out_of_memory",
+    "resource_limit": "resources",
+    "crash": "device_fault",
+    "compile_error": "compile",
+}
+
+
 def classify(exc: BaseException, candidate_path: str) -> dict[str, Any]:
     text = "".join(traceback.format_exception(exc))
     lowered = text.lower()
@@ -67,6 +79,7 @@ def classify(exc: BaseException, candidate_path: str) -> dict[str, Any]:
         line = exc.lineno
     return {
         "kind": kind,
+        "rule": ERROR_RULES[kind],
         "message": f"{type(exc).__name__}: {str(exc).strip()[:500]}",
         "line": line,
         "evidence": text[-4000:],

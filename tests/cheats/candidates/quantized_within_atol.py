@@ -1,9 +1,10 @@
 # cheat: stores the softmax rounded to a fixed grid of 1e-4 (a 14-bit fixed-point output: what an fp16 or
 #        int16 downcast of small values does, only worse). The absolute error is <= 5e-5 < atol, so the
 #        check passes, yet outputs below 1e-4 come back as 0 or 1e-4 (relative error up to 100%); at the
-#        GPU shape (1000 columns, outputs ~1e-3) every value keeps one significant digit.
+#        GPU shape (1000 columns, outputs ~1e-3) every value keeps one significant digit, and the
+#        trivial-answer probe's scaled atol (1% of the mean output, 1e-5) already rejects it there.
 # operator: softmax_rows
-# expect: mismatch rule=relative_rms
+# expect: mismatch rule=relative_rms|tolerance
 import torch
 import triton
 import triton.language as tl
