@@ -271,7 +271,7 @@ def test_library_convolution_in_hybrid_policy(tmp_path, module, shape):
     path = operator_file(tmp_path, "", f"self.conv = {module}", "return F.gelu(self.conv(x)) + 1.0", [shape], [])
     source = check_candidate(writer, path, {"conv.library": True})
     assert "torch.convolution(" in source
-    assert "_epilogue_kernel[" in source
+    assert "_epilogue_fwd_kernel[" in source
 
 
 def test_library_gene_exists_only_in_hybrid_policy(tmp_path):

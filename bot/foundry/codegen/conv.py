@@ -156,14 +156,14 @@ class ConvEmitter(ChannelEpilogue):
         kernels: list[list[str]] = []
         names: list[str] = []
         if library:
-            names.append(f"_{self.prefix}_epilogue_kernel")
+            names.append(f"_{self.prefix}_epilogue_fwd_kernel")
             kernels.append(self.flat_epilogue_kernel(names[0], "y", epi))
         else:
             if algo in ("auto", "gemm"):
-                names.append(f"_{self.prefix}_gemm_kernel")
+                names.append(f"_{self.prefix}_gemm_fwd_kernel")
                 kernels.append(self.gemm_kernel(names[-1], epi))
             if algo in ("auto", "direct"):
-                names.append(f"_{self.prefix}_direct_kernel")
+                names.append(f"_{self.prefix}_direct_fwd_kernel")
                 kernels.append(self.direct_kernel(names[-1], epi))
         launcher = self.launcher_lines(epi, names, library, algo)
         return Emitted(
