@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from foundry.core.records import Candidate, Diagnosis, FailureKind, KernelFacts, Stage, Timing, Verdict
+from foundry.evaluate import jobfiles
 from foundry.evaluate.correctness import Tolerance, compare, probe
 from foundry.evaluate.device_lock import DeviceGate, DeviceLock
 from foundry.evaluate.isolation import (
@@ -307,7 +308,7 @@ class CandidateEvaluator:
             jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir or job_root()))
             try:
                 (jobdir / "candidate.py").write_text(candidate.source)
-                torch.save(payload, jobdir / "job.pt")
+                jobfiles.save(payload, jobdir / "job.pt")
                 job = {
                     "device": "cuda" if self.is_cuda else "cpu",
                     "default_trials": self.trials,
@@ -353,7 +354,7 @@ class CandidateEvaluator:
                 log_stages(candidate.id, marks)
                 after_file = jobdir / "outputs_after_timing.pt"
                 if timing_msg is not None and not timing_msg.get("error") and after_file.exists():
-                    after_timing = torch.load(after_file, weights_only=True, map_location=self.device)
+                    after_timing = jobfiles.load(after_file, self.device)
                 if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
                     assert correctness is not None
                     compiled = self.compile_statically(jobdir, correctness.get("launch_signatures", {}))
@@ -405,7 +406,7 @@ class CandidateEvaluator:
         self, message: dict[str, Any], jobdir: Path, refs: list[list[torch.Tensor]], containers: list[str]
     ) -> dict[str, Any]:
         calls = message["calls"]
-        outputs = torch.load(jobdir / "outputs.pt", weights_only=True, map_location=self.device)
+        outputs = jobfiles.load(jobdir / "outputs.pt", self.device)
         failures: list[Diagnosis] = []
         checks: list[str] = []
         tolerances = self.probe_tolerances or []

@@ -154,12 +154,13 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     device = job["device"]
     if device == "cuda" and job.get("gpu_memory_fraction"):
         torch.cuda.set_per_process_memory_fraction(float(job["gpu_memory_fraction"]))
-    from foundry.evaluate import timing  # binds the timer before candidate code runs
+    from foundry.evaluate import jobfiles, timing  # binds the timer before candidate code runs
     from foundry.evaluate.runtime_guard import LaunchRecorder, OpLog, live_threads
 
     recorder = LaunchRecorder()
     recorder.install()
-    data = torch.load(jobdir / "job.pt", weights_only=True)
+    # CPU tensors (mapped from /dev/shm on a GPU machine: every trial is copied to the device before use)
+    data = jobfiles.load(jobdir / "job.pt", mapped=device == "cuda")
     candidate_path = str(jobdir / "candidate.py")
 
     def fail(stage: str, exc: BaseException) -> None:
@@ -263,7 +264,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     if default_trials > 1:  # last of all: new contents at new addresses, after every other call
         if not guarded_call("fresh", 1, [fresh_copy(x, torch) for x in data_trial(data, 1, device, torch)]):
             return
-    torch.save(outputs, jobdir / "outputs.pt")
+    jobfiles.save(outputs, jobdir / "outputs.pt")
     channel.send(
         {
             "phase": "correctness",
@@ -298,7 +299,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
                 out = model(*buf)
             torch.cuda.synchronize()
             after.append(plain_outputs(out, torch))
-        torch.save(after, jobdir / "outputs_after_timing.pt")
+        jobfiles.save(after, jobdir / "outputs_after_timing.pt")
     except BaseException as exc:  # noqa: B036
         channel.send({"phase": "timing", "error": classify(exc, candidate_path)})
         return
