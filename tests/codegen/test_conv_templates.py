@@ -150,6 +150,8 @@ def test_conv_matches_reference(tmp_path, writer, name, module, shape, epilogue,
     source = check_candidate(writer, path, {**SMALL, "conv.algo": algo})
     assert "tl.dot" in source if algo == "gemm" else "acc += a * wv" in source
     assert "torch.convolution" not in source
+    strided_transposed = "Transpose" in module and "stride=" in module and "dilation" not in module
+    assert ("phase = tl.program_id(2)" in source) == (strided_transposed and algo == "gemm")  # sub-pixel form
 
 
 def test_auto_algo_picks_by_group_width_at_run_time(tmp_path, writer):

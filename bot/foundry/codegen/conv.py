@@ -148,6 +148,10 @@ class ConvEmitter(ChannelEpilogue):
         self.x, self.w = head.args
         self.d = len(head.shape) - 2
         self.transposed = bool(head.attrs["transposed"])
+        at = head.attrs
+        # sub-pixel form: a strided transposed conv (dilation 1) splits its outputs by stride phase; each
+        # phase meets only every stride-th tap, so the GEMM's K covers those taps and nothing else
+        self.subpixel = self.transposed and all(v == 1 for v in at["dilation"]) and any(v > 1 for v in at["stride"])
         epi = self.epilogue_tensors()
         library = bool(self.genes.get("library", False))
         algo = self.genes.get("algo", "auto")
@@ -246,10 +250,79 @@ class ConvEmitter(ChannelEpilogue):
             *self.origins(),
         ]
 
-    def gemm_kernel(self, name: str, epi: list[str]) -> list[str]:
+    def precision(self) -> str:
         precision = self.genes.get("precision", "ieee")
         if precision not in PRECISIONS:
             raise UnsupportedError("conv", f"precision {precision!r} (fp32 schemes: {', '.join(PRECISIONS)})")
+        return precision
+
+    def subpixel_kernel(self, name: str, epi: list[str]) -> list[str]:
+        """Implicit GEMM of a strided transposed conv for one stride phase (program_id 2) of the outputs:
+        o = q * stride + r takes taps k = c + j * stride (c = (r + pad) % stride), input i = q + e - j."""
+        at = self.head.attrs
+        st, pad = at["stride"], at["padding"]
+        d = self.d
+        body = [
+            "pid = tl.program_id(0)",
+            "g = tl.program_id(1)",
+            "phase = tl.program_id(2)",
+            "num_pid_n = tl.cdiv(COG, BLOCK_N)",
+            "pid_m = pid // num_pid_n",
+            "pid_n = pid % num_pid_n",
+            *coords("phase", "r", [str(v) for v in st]),
+            *[f"Q{i} = (O{i} + {st[i] - 1}) // {st[i]}" for i in range(d)],
+            f"QS = {' * '.join(self.dims('Q'))}",
+            "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+            "n_idx = rm // QS",
+            "q = rm % QS",
+            *coords("q", "q", self.dims("Q")),
+            *[f"o{i} = q{i} * {st[i]} + r{i}" for i in range(d)],
+            "mask_m = (rm < (M // OS) * QS)" + "".join(f" & (o{i} < O{i})" for i in range(d)),
+            f"s = {flat(self.dims('o'), self.dims('O'))}",
+            *[f"c{i} = (r{i} + {pad[i]}) % {st[i]}" for i in range(d)],
+            *[f"org{i} = q{i} + (r{i} + {pad[i]} - c{i}) // {st[i]}" for i in range(d)],
+            "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+            "mask_n = rn < COG",
+            "co = g * COG + rn",
+            f"KS = {' * '.join(self.dims('K'))}",
+            *[f"J{i} = (K{i} + {st[i] - 1}) // {st[i]}" for i in range(d)],
+            f"JS = {' * '.join(self.dims('J'))}",
+            f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS + g.to(tl.int64) * CIG * IS",
+            "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+            "for kk in range(0, CIG * JS, BLOCK_K):",
+        ]
+        loop = [
+            "rk = kk + tl.arange(0, BLOCK_K)",
+            "ci = rk // JS",
+            "jt = rk % JS",
+            *coords("jt", "j", self.dims("J")),
+            "mask_k = rk < CIG * JS",
+        ]
+        for i in range(d):
+            loop += [f"k{i} = c{i} + j{i} * {st[i]}", f"mask_k = mask_k & (k{i} < K{i})"]
+        loop.append("valid = mask_k[:, None] & mask_m[None, :]")
+        for i in range(d):
+            loop += [f"i{i} = org{i}[None, :] - j{i}[:, None]", f"valid = valid & (i{i} >= 0) & (i{i} < I{i})"]
+        w_off = (
+            f"(g * CIG + ci)[None, :].to(tl.int64) * COG * KS + rn[:, None] * KS "
+            f"+ ({flat(self.dims('k'), self.dims('K'))})[None, :]"
+        )
+        loop += [
+            f"a = tl.load(x_rows[None, :] + ci[:, None] * IS + {flat(self.dims('i'), self.dims('I'))}, "
+            "mask=valid, other=0.0)",
+            f"b = tl.load({self.w}_ptr + {w_off}, mask=mask_n[:, None] & mask_k[None, :], other=0.0)",
+            f'acc = tl.dot(tl.trans(a), tl.trans(b), acc, input_precision="{self.precision()}")',
+        ]
+        body += indent(loop, 4)
+        body.append("acc = tl.trans(acc)")
+        body += self.epilogue_and_store(epi)
+        params = self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"]
+        return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+
+    def gemm_kernel(self, name: str, epi: list[str]) -> list[str]:
+        if self.subpixel:
+            return self.subpixel_kernel(name, epi)
+        precision = self.precision()
         ks = " * ".join(self.dims("K"))
         body = [
             "pid = tl.program_id(0)",
@@ -387,8 +460,21 @@ class ConvEmitter(ChannelEpilogue):
                 f"BLOCK={EPILOGUE_BLOCK}, WIDE=M * C_OUT >= 2**31, num_warps=4)",
             ]
         else:
+            if self.subpixel:
+                strides = at["stride"]
+                lines.append(
+                    "MQ = N * "
+                    + " * ".join(f"triton.cdiv(O{i}, {strides[i]})" for i in range(self.d))
+                    + "  # outputs per stride phase (rounded up)"
+                )
+                phases = 1
+                for v in strides:
+                    phases *= v
+                grid = f"(triton.cdiv(MQ, {g['BLOCK_M']}) * triton.cdiv(COG, {g['BLOCK_N']}), G, {phases})"
+            else:
+                grid = f"(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {g['BLOCK_N']}), G)"
             gemm = (
-                f"{names[0]}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {g['BLOCK_N']}), G)]"
+                f"{names[0]}[{grid}]"
                 f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N={g['BLOCK_N']}, BLOCK_K={g['BLOCK_K']}, {opts})"
             )
             direct = (
