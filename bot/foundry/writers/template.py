@@ -221,7 +221,10 @@ class TemplateWriter:
         if parent is None:
             gene_sets.append((dict(base), "defaults"))
             if "conv.library" in base:
-                gene_sets.append(({**base, "conv.library": True}, "library convolution"))
+                # hybrid: even islands start from the library convolution, odd ones from all-Triton, so
+                # both kinds are measured from the first generation even when an island proposes one child
+                library = ({**base, "conv.library": True}, "library convolution")
+                gene_sets.insert(request.island % 2, library)
             if "matmul.precision" in base and request.spec.precision == "fp32":
                 tc = {**base, "matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}
                 gene_sets.append((tc, "tensor-core fp32 (3xTF32)"))
