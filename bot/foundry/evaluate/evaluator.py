@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,6 +177,7 @@ class CandidateEvaluator:
         self.probe_tolerances: list[Tolerance] | None = None
         self.probe_notes: list[str] = []
         self.probe_weak = False
+        self.inputs_on_device = True
         self.env = child_environment({"TRITON_INTERPRET": "1"} if self.device == "cpu" else {})
         if self.device == "cpu":
             self.env.pop("CUDA_VISIBLE_DEVICES", None)
@@ -241,12 +243,12 @@ class CandidateEvaluator:
         trials: list[list[Any]] = []
         for _ in range(self.trials):
             torch.manual_seed(secrets.randbits(62))
-            trials.append(op.inputs(self.small))
+            trials.append(self.generated(lambda: op.inputs(self.small)))
         torch.manual_seed(secrets.randbits(62))
-        variants = op.variants(self.small)
+        variants = self.generated(lambda: op.variants(self.small))
         if not variants:
             torch.manual_seed(secrets.randbits(62))
-            variants = self.auto_variants(model, op.inputs(self.small))
+            variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
         trials.extend(variants)
         refs: list[list[torch.Tensor]] = []
         containers: list[str] = []
@@ -263,11 +265,26 @@ class CandidateEvaluator:
         }
         with self.reference_lock:
             if self.probe_tolerances is None:
-                result = probe([r.cpu() for r in refs[0]], trials[0], self.tolerance, self.rules.tolerance.probe_scale)
+                result = probe(
+                    [r.cpu() for r in refs[0]], payload["trials"][0], self.tolerance, self.rules.tolerance.probe_scale
+                )
                 self.probe_tolerances = result.tolerances
                 self.probe_notes = result.notes
                 self.probe_weak = result.weak
         return payload, trials, refs, model, containers
+
+    def generated(self, make: Callable[[], Any]) -> Any:
+        """The operator's inputs. On a GPU its factories run on the device (a torch.device context), where
+        full-size random inputs take milliseconds instead of seconds on the host; an operator whose input
+        code cannot run that way is served from the host from then on."""
+        if self.is_cuda and self.inputs_on_device:
+            try:
+                with torch.device(self.device):
+                    return make()
+            except Exception as exc:  # e.g. get_inputs goes through numpy
+                log.debug("inputs on %s failed (%s); generating them on the host", self.device, exc)
+                self.inputs_on_device = False
+        return make()
 
     def auto_variants(self, model: nn.Module, inputs: list[Any]) -> list[list[Any]]:
         """Without declared variants, vary the shapes ourselves where the reference allows it: the batch
@@ -309,6 +326,7 @@ class CandidateEvaluator:
             try:
                 (jobdir / "candidate.py").write_text(candidate.source)
                 jobfiles.save(payload, jobdir / "job.pt")
+                marks["saved"] = time.monotonic()
                 job = {
                     "device": "cuda" if self.is_cuda else "cpu",
                     "default_trials": self.trials,
