@@ -117,7 +117,7 @@ def untimed_note(verdict: Verdict | None) -> str:
     """Why a row has no timing ('' when it has one)."""
     timing = verdict.timing if verdict else None
     if timing is not None and timing.measured:
-        return ""
+        return "; ".join(timing.baseline_notes)
     if verdict is None or not verdict.verified:
         return "not timed: no verified kernel"
     if not gpu_present():
@@ -212,6 +212,8 @@ def render_operator(row: BenchRow) -> str:
     for label, ms in (("eager", row.eager_ms), ("torch.compile", row.compile_ms), ("foundry", row.foundry_ms)):
         speed = f"{eager / ms:.2f}x vs eager" if eager and ms else "-"
         lines.append(f"  {label:<14} {fmt(ms, ' ms'):>12}   {speed}")
+    if row.note:
+        lines.append(f"  ({row.note})")
     return "\n".join(lines)
 
 

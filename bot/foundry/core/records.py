@@ -105,6 +105,7 @@ class Timing(Record):
     eager_ms: float | None = None
     compile_ms: float | None = None
     roofline: Roofline | None = None
+    baseline_notes: tuple[str, ...] = ()  # how eager and torch.compile were run (TF32 off, compile failed …)
 
     @property
     def speedup_eager(self) -> float | None:

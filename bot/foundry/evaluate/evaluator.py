@@ -178,6 +178,13 @@ class CandidateEvaluator:
         self.probe_notes: list[str] = []
         self.probe_weak = False
         self.inputs_on_device = True
+        # TF32 only where the operator's precision class tolerates it. cuDNN convolutions default to TF32
+        # in PyTorch: for an fp32 operator the references, the eager and torch.compile timings and any
+        # library convolution a hybrid candidate calls all run in full fp32, the accuracy candidates must
+        # meet (process-wide; one operator per evaluator process at a time).
+        self.tf32 = operator.spec.precision != "fp32"
+        if self.is_cuda:
+            torch.backends.cudnn.allow_tf32 = self.tf32
         self.env = child_environment({"TRITON_INTERPRET": "1"} if self.device == "cpu" else {})
         if self.device == "cpu":
             self.env.pop("CUDA_VISIBLE_DEVICES", None)
@@ -332,6 +339,7 @@ class CandidateEvaluator:
                     "default_trials": self.trials,
                     "gpu_memory_fraction": self.config.gpu_memory_fraction / self.concurrency,
                     "static_compile": self.config.static_compile,
+                    "tf32": self.tf32,
                     "timing": {
                         "trials": self.config.timing_trials,
                         "warmup": self.config.timing_warmup,
@@ -789,6 +797,7 @@ class CandidateEvaluator:
             eager_ms=ref.eager_ms,
             compile_ms=ref.compile_ms,
             roofline=roof,
+            baseline_notes=tuple(ref.notes),
         )
         return timing, None, facts
 
@@ -805,6 +814,8 @@ class CandidateEvaluator:
             rotated = [clone_inputs(device_inputs) for _ in range(cfg.timing_rotate)]
             eager = time_cuda(model, rotated, trials=cfg.timing_trials, warmup=cfg.timing_warmup)
             notes: list[str] = []
+            if not self.tf32:
+                notes.append("eager and torch.compile ran with cuDNN TF32 off: full fp32, as the candidates must")
             compile_ms: float | None = None
             try:
                 compiled = torch.compile(model)

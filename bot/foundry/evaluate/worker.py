@@ -154,6 +154,8 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     device = job["device"]
     if device == "cuda" and job.get("gpu_memory_fraction"):
         torch.cuda.set_per_process_memory_fraction(float(job["gpu_memory_fraction"]))
+    # library convolutions (hybrid policy) at the operator's precision: no TF32 for fp32 operators
+    torch.backends.cudnn.allow_tf32 = bool(job.get("tf32", False))
     from foundry.evaluate import jobfiles, timing  # binds the timer before candidate code runs
     from foundry.evaluate.runtime_guard import LaunchRecorder, OpLog, live_threads
 

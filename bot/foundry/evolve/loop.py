@@ -531,6 +531,8 @@ class Optimizer:
                 "from compile facts and genes, not by speed"
             )
         notes += self.notes
+        if verdict is not None and verdict.timing is not None:
+            notes += list(verdict.timing.baseline_notes)
         if self.migrations:
             notes.append(f"{len(self.migrations)} migration(s) of elites into stagnant islands")
         helped = None if best is None or not self.seeded else best.origin == "library"
