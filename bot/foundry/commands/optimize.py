@@ -244,7 +244,8 @@ class EvaluatorRecipe:
             path.write_text(self.source)
         loaded = load_operator(f"{path}::{self.spec.class_name}", precision=self.spec.precision)
         loaded.spec = self.spec  # the driver's spec: same name, hybrid ops and hash in every verdict
-        config = EvaluatorConfig(warm_pool=True, static_compile=device == "cpu")
+        # A Ray actor runs one evaluation at a time: one warm worker is enough.
+        config = EvaluatorConfig(warm_pool=True, static_compile=device == "cpu", gpu_concurrency=1)
         return CandidateEvaluator(loaded, policy=self.policy, config=config, device=device)
 
 
