@@ -306,3 +306,24 @@ def test_repair_keeps_conv_tiles_in_budget():
     ] <= G.SHARED_MEMORY_BYTES
     assert g["conv.BLOCK_M"] * g["conv.BLOCK_N"] <= 1024 * g["conv.num_warps"]
     assert G.allowed("conv.precision", "fp32") == ("ieee", "tf32x3")
+
+
+PROLOGUES = [
+    ("affine-maxpool-padded", (2, 3, 7, 6), "F.max_pool2d(x * self.w - 3.0, 3, stride=2, padding=1)", True),
+    ("bn-relu-avgpool", (2, 3, 6, 8), "F.avg_pool2d(torch.relu(self.bn(x)), 2)", True),
+    ("two-inputs-maxpool1d", (2, 3, 9), "F.max_pool1d(torch.tanh(x + y), 3, stride=2, padding=1)", True),
+    ("shared-value-not-fused", (2, 3, 6, 6), "F.max_pool2d(r := torch.relu(x), 2).sum() + r.mean()", False),
+]
+
+
+@pytest.mark.parametrize(("name", "shape", "expr", "fused"), PROLOGUES, ids=[p[0] for p in PROLOGUES])
+def test_pointwise_before_a_pool_runs_per_tap_inside_it(tmp_path, writer, name, shape, expr, fused):
+    """The pooled tensor never goes through memory: the pool kernel computes its prologue per tap (padded
+    taps masked after it). Not when another op also reads the prologue's values, nor with fusion off."""
+    shapes = [shape] * (2 if "y" in expr else 1)
+    init = "self.w = nn.Parameter(torch.ones(3, 1, 1))\nself.bn = nn.BatchNorm2d(3)"
+    path = operator_file(tmp_path, "", init, f"return {expr}", shapes, [])
+    source = check_candidate(writer, path, {"pool.BLOCK_SIZE": 128})
+    assert ("sp = " in source) is fused  # the prologue reads its operands at the tap's input position
+    unfused = check_candidate(writer, path, {"pool.BLOCK_SIZE": 128, "plan.fuse_epilogue": False})
+    assert "sp = " not in unfused

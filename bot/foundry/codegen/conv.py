@@ -59,18 +59,32 @@ def flat(names: list[str], sizes: list[str]) -> str:
 
 
 class ChannelEpilogue(SegmentEmitter):
-    """Epilogue operands of an (N, C, *spatial) result, addressed by (n, c, flat spatial)."""
+    """Operands of an (N, C, *spatial) iteration space, addressed by (n, c, flat spatial). The segment's
+    conv / pool node is its head; nodes after it are the epilogue, nodes before it (pooling only) a
+    prologue computed per window tap at input coordinates."""
+
+    def head_index(self) -> int:
+        return next(i for i, n in enumerate(self.seg.nodes) if self.nodes[n].op in ("conv", "pool"))
+
+    def epilogue_nodes(self) -> list[str]:
+        return self.seg.nodes[self.head_index() + 1 :]
+
+    def prologue_nodes(self) -> list[str]:
+        return self.seg.nodes[: self.head_index()]
+
+    def tensors_of(self, nodes: list[str]) -> list[str]:
+        used = {a for n in nodes for a in self.nodes[n].args}
+        return [t for t in self.tensors if t in used]
 
     def epilogue_tensors(self) -> list[str]:
         """Tensors the epilogue reads (the main operands too, when the epilogue reuses them: a residual)."""
-        used = {a for n in self.seg.nodes[1:] for a in self.nodes[n].args}
-        return [t for t in self.tensors if t in used]
+        return self.tensors_of(self.epilogue_nodes())
 
     def pointers(self, main: list[str], epi: list[str]) -> list[str]:
         return main + [t for t in epi if t not in main]
 
-    def spatial_role(self, t: str) -> str:
-        base = self.seg.base
+    def spatial_role(self, t: str, base: tuple[int, ...] | None = None) -> str:
+        base = base or self.seg.base
         aligned = right_align(self.nodes[t].shape, len(base))
         spatial = aligned[2:]
         if numel(spatial) == 1 or all(s == 1 for s in spatial):
@@ -79,20 +93,24 @@ class ChannelEpilogue(SegmentEmitter):
             return "full"
         return "expand"
 
-    def operand_lines(self, epi: list[str]) -> list[str]:
+    def operand_lines(
+        self, epi: list[str], shape: str = "shape", tag: str = "s", base: tuple[int, ...] | None = None
+    ) -> list[str]:
         """Launcher lines: each operand made addressable, its (n, c) strides against `shape`."""
         lines = []
         for t in epi:
-            if self.spatial_role(t) == "expand":
-                lines.append(f"{t} = {t}.expand(shape).contiguous()")
+            if self.spatial_role(t, base) == "expand":
+                lines.append(f"{t} = {t}.expand({shape}).contiguous()")
             else:
                 lines.append(f"{t} = {t}.contiguous()")
-            lines.append(f"{t}_sn, {t}_sc = {t}.expand(shape).stride()[:2]")
+            lines.append(f"{t}_{tag}n, {t}_{tag}c = {t}.expand({shape}).stride()[:2]")
         return lines
 
-    def operand_load(self, t: str, n: str, c: str, s: str, mask: str) -> str:
-        off = f"{n}.to(tl.int64) * {t}_sn + {c} * {t}_sc"
-        if self.spatial_role(t) != "bcast":
+    def operand_load(
+        self, t: str, n: str, c: str, s: str, mask: str, tag: str = "s", base: tuple[int, ...] | None = None
+    ) -> str:
+        off = f"{n}.to(tl.int64) * {t}_{tag}n + {c} * {t}_{tag}c"
+        if self.spatial_role(t, base) != "bcast":
             off += f" + {s}"
         if numel(self.nodes[t].shape) == 1:
             return f"{t} = {self.load_cast(f'tl.load({t}_ptr)', t)}"
@@ -101,12 +119,12 @@ class ChannelEpilogue(SegmentEmitter):
     def epilogue_body(self, head: str, value: str) -> list[str]:
         """The epilogue statements after `head` (the conv / pool node) is bound to `value`."""
         lines = [f"{head} = {value}"]
-        for n in self.seg.nodes[1:]:
+        for n in self.epilogue_nodes():
             lines.append(self.statement(n))
         return lines
 
-    def stride_args(self, epi: list[str]) -> list[str]:
-        return [f"{t}_s{d}" for t in epi for d in "nc"]
+    def stride_args(self, epi: list[str], tag: str = "s") -> list[str]:
+        return [f"{t}_{tag}{d}" for t in epi for d in "nc"]
 
     def flat_epilogue_kernel(self, name: str, src: str, epi: list[str]) -> list[str]:
         """A flat kernel over a finished (N, C, *spatial) tensor `src`: loads it, runs the epilogue, stores."""
@@ -134,7 +152,7 @@ class ChannelEpilogue(SegmentEmitter):
             f"acc = tl.load({src}_ptr + offs, mask=mask, other=0.0)",
         ]
         body += [self.operand_load(t, "n", "c", "s", "mask") for t in epi]
-        body += self.epilogue_body(self.seg.nodes[0], "acc")
+        body += self.epilogue_body(self.seg.nodes[self.head_index()], "acc")
         body += [f"tl.store({o}_ptr + offs, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
         return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 

@@ -112,6 +112,10 @@ class Planner:
                     continue
                 self.materialize(node.args[0])
                 self.materialized.add(node.name)
+            elif node.op == "pool" and self.pool_prologue(node):
+                seg = self.seg_of[node.args[0]]
+                seg.kind, seg.base, seg.base_of = "pool", node.shape, node.name
+                self.join(seg, node)
             elif node.op in ("matmul", "conv", "pool"):
                 for arg in node.args:
                     self.materialize(arg)
@@ -210,6 +214,35 @@ class Planner:
             or (self.nodes[u].kind == "pointwise" and self.nodes[u].shape == seg.base)
             for u in users
         )
+
+    def pool_prologue(self, node: Node) -> bool:
+        """Can the open pointwise segment producing a pool's input run inside the pool kernel, per tap?
+        Only when nothing else reads its values and its operands broadcast against the pooled shape."""
+        src = node.args[0]
+        seg = self.seg_of.get(src)
+        if (
+            not self.options.fuse_epilogue
+            or seg is None
+            or seg.kind != "pointwise"
+            or seg.closed
+            or seg.outputs
+            or src in self.materialized
+            or seg.nodes[-1] != src
+            or seg.base != self.nodes[src].shape
+        ):
+            return False
+        users = self.graph.users()
+        members = set(seg.nodes)
+        for name in seg.nodes:
+            if name in self.graph.outputs or any(u not in members and u != node.name for u in users[name]):
+                return False
+            for arg in self.nodes[name].args:
+                a = self.nodes[arg]
+                if arg in members or a.op == "const":
+                    continue
+                if a.op == "size" or arg not in self.materialized or not broadcastable(a.shape, seg.base):
+                    return False
+        return True
 
     def reshapes_matmul(self, node: Node) -> bool:
         """A view (B*S, N) → (B, S, N) of an open matmul's result: the epilogue can go on in 2-D."""

@@ -4,6 +4,10 @@ One lane per output element over the flat (N, C, *out spatial) output; the windo
 (tl.static_range over the literal kernel sizes), padding is masked (-inf for max, 0 for average). Average
 pooling divides by the window size (count_include_pad=True), by the number of in-bounds taps
 (count_include_pad=False), or by divisor_override. Only floor-mode output sizes (ceil_mode=False).
+
+Pointwise ops before the pool whose results nothing else reads (a prologue: a norm's scale and shift, an
+activation) are computed per tap from their operands at input coordinates, so the pooled tensor itself
+never goes through memory; padded taps are masked after the prologue.
 """
 
 from __future__ import annotations
@@ -15,22 +19,31 @@ from foundry.codegen.kernels import Emitted, indent
 
 class PoolEmitter(ChannelEpilogue):
     def emit(self) -> Emitted:
-        head = self.nodes[self.seg.nodes[0]]
-        if head.op != "pool":
-            raise UnsupportedError("pool", "segment does not start with a pooling op")
+        head_name = self.seg.nodes[self.head_index()]
+        head = self.nodes[head_name]
         at = head.attrs
         d = len(head.shape) - 2
         x = head.args[0]
+        prologue = self.prologue_nodes()
         epi = self.epilogue_tensors()
+        # with a prologue, the pooled value is computed per tap from these tensors (at input coordinates)
+        pro = self.tensors_of(prologue) if prologue else [x]
+        in_base = self.nodes[x].shape
+        src = next((t for t in pro if self.nodes[t].shape == in_base), None)
+        if src is None:
+            raise UnsupportedError("pool", "no operand of the pooled tensor's full shape")
         dims_i = [f"I{i}" for i in range(d)]
         dims_o = [f"O{i}" for i in range(d)]
         name = f"_{self.prefix}_fwd_kernel"
+        ptrs = self.pointers(pro, epi)
+        pro_strides = self.stride_args(pro, "p") if prologue else []
         params = (
-            [f"{t}_ptr" for t in self.pointers([x], epi)]
+            [f"{t}_ptr" for t in ptrs]
             + [f"{o}_ptr" for o in self.seg.outputs]
             + self.scalars
             + self.sizes
             + ["TOTAL", "C", "IS", "OS", *dims_i, *dims_o]
+            + pro_strides
             + self.stride_args(epi)
             + ["BLOCK: tl.constexpr", "WIDE: tl.constexpr"]
         )
@@ -48,9 +61,10 @@ class PoolEmitter(ChannelEpilogue):
             "c = nc % C",
             "n = nc // C",
             *coords("s", "o", dims_o),
-            f"x_rows = {x}_ptr + nc.to(tl.int64) * IS",
             f"acc = tl.full([BLOCK], {identity}, dtype=tl.float32)",
         ]
+        if not prologue:
+            body.insert(-1, f"x_rows = {x}_ptr + nc.to(tl.int64) * IS")
         count = at["mode"] == "avg" and not at["count_include_pad"] and at["divisor"] is None
         if count:
             body.append("cnt = tl.zeros([BLOCK], dtype=tl.float32)")
@@ -71,8 +85,14 @@ class PoolEmitter(ChannelEpilogue):
             valid = f"v{i}"
             depth += 4
         spatial = flat([f"i{i}" for i in range(d)], dims_i)
-        load = f"tl.load(x_rows + {spatial}, mask={valid}, other={identity})"
-        inner = [f"v = {self.load_cast(load, x)}"]
+        if prologue:
+            inner = [f"sp = {spatial}"]
+            inner += [self.operand_load(t, "n", "c", "sp", valid, "p", in_base) for t in pro]
+            inner += [self.statement(n) for n in prologue]
+            inner.append(f"v = tl.where({valid}, {x}, {identity})")
+        else:
+            load = f"tl.load(x_rows + {spatial}, mask={valid}, other={identity})"
+            inner = [f"v = {self.load_cast(load, x)}"]
         inner.append("acc = tl.maximum(acc, v)" if is_max else "acc += v")
         if count:
             inner.append(f"cnt += tl.where({valid}, 1.0, 0.0)")
@@ -90,31 +110,35 @@ class PoolEmitter(ChannelEpilogue):
                 window *= k
             value = f"acc / {float(window)!r}"
         body += [self.operand_load(t, "n", "c", "s", "mask") for t in epi]
-        body += self.epilogue_body(self.seg.nodes[0], value)
+        body += self.epilogue_body(head_name, value)
         body += [f"tl.store({o}_ptr + offs, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
         kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
-        lines = [f"{x} = {x}.contiguous()", f"N, C = {x}.shape[0], {x}.shape[1]"]
+        lines = [f"{src} = {src}.contiguous()", f"N, C = {src}.shape[0], {src}.shape[1]"]
         for i in range(d):
             k, s, p, dil = at["kernel"][i], at["stride"][i], at["padding"][i], at["dilation"][i]
-            lines.append(f"I{i} = {x}.shape[{i + 2}]")
+            lines.append(f"I{i} = {src}.shape[{i + 2}]")
             lines.append(f"O{i} = (I{i} + {2 * p} - {dil * (k - 1)} - 1) // {s} + 1")
         lines += [
+            f"in_shape = (N, C, {', '.join(dims_i)})",
             f"shape = (N, C, {', '.join(dims_o)})",
             f"IS = {' * '.join(dims_i)}",
             f"OS = {' * '.join(dims_o)}",
             "TOTAL = N * C * OS",
         ]
+        if prologue:
+            lines += self.operand_lines(pro, "in_shape", "p", in_base)
         lines += self.operand_lines(epi)
         lines += self.size_lines("shape")
         for o in self.seg.outputs:
-            lines.append(f"{o} = torch.empty(shape, device={x}.device, dtype={self.dtype_expr(o)})")
+            lines.append(f"{o} = torch.empty(shape, device={src}.device, dtype={self.dtype_expr(o)})")
         call = (
-            self.pointers([x], epi)
+            ptrs
             + list(self.seg.outputs)
             + self.scalars
             + self.sizes
             + ["TOTAL", "C", "IS", "OS", *dims_i, *dims_o]
+            + pro_strides
             + self.stride_args(epi)
         )
         block = self.genes["BLOCK_SIZE"]
