@@ -2,11 +2,27 @@
 # One GPU verification pass, for the lent H200 (torch 2.11, triton 3.6, no pydantic/duckdb/openai/PyGithub).
 # Fetch the wheels first, here:  bash ../shared/tools/gpu-wheels.sh .whl   (.whl is git-ignored; carry it)
 # Then, in one device call:      bash tests/gpu/gpu_pass.sh PART...   with PART = probe | cheats | faults |
-# bench | warm (probe: a short search with the evaluator's stage timings; BENCH_OPS: a glob of operators).
+# evaluator | bench | warm (probe: a short search with the evaluator's stage timings; BENCH_OPS: a glob of
+# operators); or ray1, then ray2 in the next call (Ray over two transfers: see tests/gpu/ray_fetch.sh).
 # Each of cheats, bench, warm fits one 10-minute call; results land in $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/foundry-gpu}
 mkdir -p "$out"
+case "${1:-}" in
+  ray1)  # first half of the Ray wheel (tests/gpu/ray_fetch.sh): kept on the machine for the next call
+    mkdir -p /tmp/ray-parts && cp .whl-ray/part1/piece.* /tmp/ray-parts/ && ls -la /tmp/ray-parts; exit 0 ;;
+  ray2)  # second half: assemble, check, install Ray, its dependencies and pydantic; then the executor bench
+    cp .whl-ray/part2/piece.* /tmp/ray-parts/ || exit 1
+    wheel=/tmp/ray-parts/$(cat .whl-ray/part2/wheel-name)
+    cat /tmp/ray-parts/piece.* > "$wheel"
+    echo "$(cat .whl-ray/part2/wheel-sha256)  $wheel" | sha256sum -c - || exit 1
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$wheel" .whl-ray/part2/deps/*.whl \
+      || exit 1
+    export PYTHONPATH=/tmp/site:$PWD/bot PYTHONUNBUFFERED=1
+    timeout ${RAY_S:-500} python3 examples/ops/bench/executor_bench.py ${RAY_OP:-examples/ops/softmax.py} \
+      --budget ${BUDGET:-8} --gpus 1 --out "$out/executors-gpu.json" 2>&1 | tee "$out/executors-gpu.log" | tail -20
+    exit 0 ;;
+esac
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1
 export PYTHONPATH=/tmp/site:$PWD/bot PYTHONUNBUFFERED=1 FOUNDRY_EXPERIENCE_DB=/tmp/foundry-gpu.duckdb
