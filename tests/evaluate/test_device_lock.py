@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from foundry.evaluate.device_lock import DeviceGate, DeviceLock
@@ -120,3 +121,36 @@ def test_child_sees_only_its_gpu(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4, 6")
     assert physical_gpu(0) == "4"
     assert physical_gpu(1) == "6"
+
+
+def oom_then_verified(calls: list[bool]):
+    from foundry.core.records import Diagnosis, FailureKind, Stage, Verdict
+
+    def run_isolated(candidate, warnings, started, alone=False):
+        calls.append(alone)
+        diagnoses = () if len(calls) > 1 else (Diagnosis(stage=Stage.RUN, kind=FailureKind.OOM, message="oom"),)
+        return Verdict(
+            candidate_id=candidate.id, verified=not diagnoses, policy="strict", device="cpu", diagnoses=diagnoses
+        )
+
+    return run_isolated
+
+
+def test_out_of_memory_beside_others_is_evaluated_again_alone(monkeypatch):
+    from foundry.core.records import Candidate
+    from foundry.evaluate.evaluator import CandidateEvaluator
+    from foundry.spec.loader import load_operator
+
+    operator = load_operator(str(Path(__file__).resolve().parents[1] / "cheats" / "operators" / "softmax_rows.py"))
+    source = (Path(__file__).resolve().parents[1] / "cheats" / "honest" / "softmax.py").read_text()
+    evaluator = CandidateEvaluator(operator, device="cpu")
+    calls: list[bool] = []
+    monkeypatch.setattr(evaluator, "run_isolated", oom_then_verified(calls))
+    evaluator.concurrency = 3  # as on a GPU that takes three candidates at once
+    assert evaluator.evaluate(Candidate(id="big", source=source)).verified
+    assert calls == [False, True]
+
+    calls.clear()
+    evaluator.concurrency = 1  # alone already: the out-of-memory verdict stands
+    verdict = evaluator.evaluate(Candidate(id="big", source=source))
+    assert not verdict.verified and calls == [False]

@@ -235,7 +235,14 @@ class CandidateEvaluator:
         errors, warnings = self.guard.check(candidate.source) if self.config.static_guard else ([], [])
         if errors:
             return self.verdict(candidate, errors, warnings, started)
-        return self.run_isolated(candidate, warnings, started)
+        verdict = self.run_isolated(candidate, warnings, started)
+        failure = verdict.failure
+        if failure is not None and failure.kind is FailureKind.OOM and self.concurrency > 1:
+            # It ran out of memory while sharing the GPU (and with a share of its memory cap): that is
+            # no verdict on the candidate until it has had the device to itself.
+            log.info("%s ran out of memory beside other candidates; evaluating it alone", candidate.id)
+            verdict = self.run_isolated(candidate, warnings, time.monotonic(), alone=True)
+        return verdict
 
     # -- stages -----------------------------------------------------------------------------------
 
@@ -319,12 +326,18 @@ class CandidateEvaluator:
             usable.append(variant)
         return usable
 
-    def run_isolated(self, candidate: Candidate, warnings: list[Diagnosis], started: float) -> Verdict:
+    def run_isolated(
+        self, candidate: Candidate, warnings: list[Diagnosis], started: float, alone: bool = False
+    ) -> Verdict:
         """On a GPU the device is held shared from preparing the reference outputs until the candidate's
-        correctness run is judged, then exclusively for its timing run (and, once, the reference's)."""
+        correctness run is judged, then exclusively for its timing run (and, once, the reference's).
+        alone: exclusively from the start, with the whole memory cap."""
         gate = DeviceGate(self.device_lock if self.is_cuda else None)
         marks = {"start": time.monotonic()}
-        gate.share()
+        if alone:
+            gate.exclude()
+        else:
+            gate.share()
         marks["shared"] = time.monotonic()
         try:
             payload, trials, refs, model, containers = self.prepare()
@@ -337,7 +350,7 @@ class CandidateEvaluator:
                 job = {
                     "device": "cuda" if self.is_cuda else "cpu",
                     "default_trials": self.trials,
-                    "gpu_memory_fraction": self.config.gpu_memory_fraction / self.concurrency,
+                    "gpu_memory_fraction": self.config.gpu_memory_fraction / (1 if alone else self.concurrency),
                     "static_compile": self.config.static_compile,
                     "tf32": self.tf32,
                     "timing": {
