@@ -168,6 +168,7 @@ class CandidateEvaluator:
         if policy == "hybrid":
             allowed |= set(self.rules.runtime.hybrid_default) | set(operator.spec.hybrid_ops)
         self.allowed_ops = frozenset(allowed)
+        self.library_ops = self.allowed_ops - set(self.rules.runtime.strict_ops())  # reported as library work
         self.trials = self.config.trials or self.rules.tolerance.trials
         self.timeout_s = self.config.timeout_s or (600.0 if self.device == "cpu" else 180.0)
         self.concurrency = max(1, self.config.gpu_concurrency) if self.is_cuda else 1
@@ -631,7 +632,7 @@ class CandidateEvaluator:
                     message=f"{what}: a kernel was given a tensor subclass (its methods run unobserved): "
                     + "; ".join(call["violations"][:3]),
                 )
-            library |= {op for op in call["ops"] if op in self.operator.spec.hybrid_ops}
+            library |= {op for op in call["ops"] if op in self.library_ops}
             if call["threads"] > 0:
                 return Diagnosis(
                     stage=Stage.RUNTIME_GUARD,
