@@ -146,7 +146,7 @@ class Evaluators:
             # on this 2-core machine: the pre-import competes with the running candidate for the CPU; on
             # the GPU machine (16 cores) the next child starts its imports and CUDA context ahead.
             gpu = self.device.startswith("cuda")
-            settings = {"trials": TRIALS, "warm_pool": gpu, "gpu_concurrency": 1, **dict(config)}
+            settings = {"trials": TRIALS, "warm_pool": gpu, **dict(config)}
             loaded = load_operator(str(OPERATORS / f"{operator}.py"))
             self.cache[key] = CandidateEvaluator(loaded, config=EvaluatorConfig(**settings), device=self.device)
         return self.cache[key]

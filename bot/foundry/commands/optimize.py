@@ -189,7 +189,7 @@ def build_writers(
 
 
 def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[Executor, str]:
-    from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+    from foundry.evaluate.evaluator import GPU_SEARCH_CONCURRENCY, CandidateEvaluator, EvaluatorConfig
 
     if options.executor == "ray":
         from foundry.evolve.ray_executor import RayExecutor
@@ -207,7 +207,7 @@ def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[Exec
         if options.gpus is not None and options.gpus > gpus:
             raise FatalError(f"--gpus {options.gpus}: only {gpus} GPU(s) visible")
         # One evaluator per GPU; --workers candidates in flight on each, timed one at a time.
-        per_gpu = EvaluatorConfig(warm_pool=True, gpu_concurrency=options.workers or EvaluatorConfig.gpu_concurrency)
+        per_gpu = EvaluatorConfig(warm_pool=True, gpu_concurrency=options.workers or GPU_SEARCH_CONCURRENCY)
         evaluators = [
             CandidateEvaluator(loaded, policy=options.policy, config=per_gpu, device=f"cuda:{i}")
             for i in range(options.gpus or gpus)
@@ -245,7 +245,7 @@ class EvaluatorRecipe:
         loaded = load_operator(f"{path}::{self.spec.class_name}", precision=self.spec.precision)
         loaded.spec = self.spec  # the driver's spec: same name, hybrid ops and hash in every verdict
         # A Ray actor runs one evaluation at a time: one warm worker is enough.
-        config = EvaluatorConfig(warm_pool=True, static_compile=device == "cpu", gpu_concurrency=1)
+        config = EvaluatorConfig(warm_pool=True, static_compile=device == "cpu")
         return CandidateEvaluator(loaded, policy=self.policy, config=config, device=device)
 
 

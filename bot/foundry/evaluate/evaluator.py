@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 POLICIES = ("strict", "hybrid")
 REVERIFY_TRIAL_FACTOR = 2
 REVERIFY_TIMING_TRIALS = 200
+GPU_SEARCH_CONCURRENCY = 4  # candidates in flight per GPU during a search (`--workers`)
 NOT_MEASURED = "not measured: no CUDA device (candidates ran under the Triton interpreter); timing needs a GPU"
 
 
@@ -67,8 +68,9 @@ class EvaluatorConfig:
     static_compile: bool = False
     # Start the next worker while the current candidate runs (saves the imports on every candidate).
     warm_pool: bool = False
-    # On a GPU: candidates whose correctness runs share the device at once (timing is always alone).
-    gpu_concurrency: int = 4
+    # On a GPU: candidates whose correctness runs share the device at once (timing is always alone); each
+    # child's memory cap is its share. The search takes several (GPU_SEARCH_CONCURRENCY); a check, one.
+    gpu_concurrency: int = 1
 
 
 @dataclass
