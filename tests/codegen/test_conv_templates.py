@@ -327,3 +327,25 @@ def test_pointwise_before_a_pool_runs_per_tap_inside_it(tmp_path, writer, name, 
     assert ("sp = " in source) is fused  # the prologue reads its operands at the tap's input position
     unfused = check_candidate(writer, path, {"pool.BLOCK_SIZE": 128, "plan.fuse_epilogue": False})
     assert "sp = " not in unfused
+
+
+def test_library_convolution_adds_its_bias_and_skips_an_empty_epilogue(tmp_path):
+    """Hybrid: the bias goes into the library call; when nothing else follows in the conv's step (a norm
+    kernel reads its output) no copy kernel runs, but a lone conv + bias still launches one Triton kernel."""
+    writer = TemplateWriter(policy="hybrid")
+    norm = operator_file(
+        tmp_path,
+        "",
+        "self.conv = nn.Conv2d(3, 6, 3)\nself.norm = nn.GroupNorm(2, 6)",
+        "return self.norm(self.conv(x))",
+        [(2, 3, 6, 7)],
+        [],
+    )
+    source = check_candidate(writer, norm, {"conv.library": True})
+    assert ".reshape(-1), [1, 1]" in source and "_epilogue_fwd_kernel" not in source
+    (tmp_path / "lone").mkdir()
+    lone = operator_file(
+        tmp_path / "lone", "", "self.conv = nn.Conv1d(3, 4, 3)", "return self.conv(x)", [(2, 3, 9)], []
+    )
+    source = check_candidate(writer, lone, {"conv.library": True})
+    assert "_epilogue_fwd_kernel[" in source and "the bias was added by the library convolution" in source

@@ -116,11 +116,16 @@ class ChannelEpilogue(SegmentEmitter):
             return f"{t} = {self.load_cast(f'tl.load({t}_ptr)', t)}"
         return f"{t} = {self.load_cast(f'tl.load({t}_ptr + {off}, mask={mask}, other=0.0)', t)}"
 
+    folded = ""  # an epilogue node the library convolution computed (its bias add)
+
     def epilogue_body(self, head: str, value: str) -> list[str]:
         """The epilogue statements after `head` (the conv / pool node) is bound to `value`."""
         lines = [f"{head} = {value}"]
         for n in self.epilogue_nodes():
-            lines.append(self.statement(n))
+            if n == self.folded:
+                lines.append(f"{n} = {head}  # the bias was added by the library convolution")
+            else:
+                lines.append(self.statement(n))
         return lines
 
     def stride_args(self, epi: list[str], tag: str = "s") -> list[str]:
@@ -177,9 +182,17 @@ class ConvEmitter(ChannelEpilogue):
             raise UnsupportedError("conv", f"algo gene {algo!r}")
         kernels: list[list[str]] = []
         names: list[str] = []
+        self.bias = ""
         if library:
-            names.append(f"_{self.prefix}_epilogue_fwd_kernel")
-            kernels.append(self.flat_epilogue_kernel(names[0], "y", epi))
+            self.folded, self.bias = self.library_bias()
+            rest = [n for n in self.epilogue_nodes() if n != self.folded]
+            epi = self.tensors_of(rest)
+            # nothing left for Triton here (conv + bias feeding a norm kernel …): the library result is the
+            # output, when other kernels of the candidate launch
+            self.bare = not rest and len(self.seg.outputs) == 1 and bool(self.genes.get("others"))
+            if not self.bare:
+                names.append(f"_{self.prefix}_epilogue_fwd_kernel")
+                kernels.append(self.flat_epilogue_kernel(names[0], "y", epi))
         else:
             if algo in ("auto", "gemm"):
                 names.append(f"_{self.prefix}_gemm_fwd_kernel")
@@ -197,6 +210,23 @@ class ConvEmitter(ChannelEpilogue):
             self.seg.outputs,
             names,
         )
+
+    def library_bias(self) -> tuple[str, str]:
+        """(the bias-add node, the per-channel bias view) when the epilogue starts by adding a bias the
+        library convolution can add itself; else empty names."""
+        head = self.seg.nodes[0]
+        epilogue = self.epilogue_nodes()
+        if not epilogue or head in self.seg.outputs:
+            return "", ""
+        first = self.nodes[epilogue[0]]
+        if first.op != "add" or head not in first.args or len(first.args) != 2:
+            return "", ""
+        other = first.args[1] if first.args[0] == head else first.args[0]
+        view = self.nodes[other]
+        channels = self.head.shape[1]
+        if view.op != "hostview" or view.attrs.get("view") != "channel" or view.shape[:1] != (channels,):
+            return "", ""
+        return first.name, other
 
     # -- kernel pieces -------------------------------------------------------------------------------
 
@@ -450,7 +480,7 @@ class ConvEmitter(ChannelEpilogue):
         ]
         lines += self.operand_lines(epi)
         lines += self.size_lines("shape")
-        for o in self.seg.outputs:
+        for o in self.seg.outputs if not (library and self.bare) else ():
             lines.append(f"{o} = torch.empty(shape, device={x}.device, dtype={self.dtype_expr(o)})")
         g = self.genes
         common = (
@@ -464,19 +494,26 @@ class ConvEmitter(ChannelEpilogue):
         )
         opts = f"num_warps={g['num_warps']}, num_stages={g['num_stages']}"
         if library:
+            bias = f"{self.bias}.reshape(-1)" if self.bias else "None"
             args = (
-                f"{x}, {w}, None, {at['stride']}, {at['padding']}, {at['dilation']}, {self.transposed}, "
+                f"{x}, {w}, {bias}, {at['stride']}, {at['padding']}, {at['dilation']}, {self.transposed}, "
                 f"{at['output_padding'] if self.transposed else [0] * self.d}, G"
             )
             call = (
                 ["y"] + epi + list(self.seg.outputs) + self.scalars + self.sizes + ["M * C_OUT", "C_OUT", "OS"]
             ) + self.stride_args(epi)
-            lines += [
-                "# hybrid policy: the library convolution, then the epilogue in one Triton pass",
-                f"y = torch.convolution({args})",
-                f"{names[0]}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]({', '.join(call)}, "
-                f"BLOCK={EPILOGUE_BLOCK}, WIDE=M * C_OUT >= 2**31, num_warps=4)",
-            ]
+            if self.bare:
+                lines += [
+                    "# hybrid policy: the library convolution (with its bias) is this step's whole result",
+                    f"{self.seg.outputs[0]} = torch.convolution({args})",
+                ]
+            else:
+                lines += [
+                    "# hybrid policy: the library convolution, then the epilogue in one Triton pass",
+                    f"y = torch.convolution({args})",
+                    f"{names[0]}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]({', '.join(call)}, "
+                    f"BLOCK={EPILOGUE_BLOCK}, WIDE=M * C_OUT >= 2**31, num_warps=4)",
+                ]
         else:
             if self.subpixel:
                 strides = at["stride"]

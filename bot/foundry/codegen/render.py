@@ -51,7 +51,10 @@ class Renderer:
         emitted: list[Emitted] = []
         symbolic = set(self.a.const_exprs)
         for i, seg in enumerate(self.a.segments):
-            emitted.append(emit_segment(self.graph, seg, self.genes_for(seg.kind), self.prefix(i), symbolic))
+            genes = self.genes_for(seg.kind)
+            if seg.kind == "conv":
+                genes["others"] = len(self.a.segments) > 1  # other kernels launch: a library conv may need none
+            emitted.append(emit_segment(self.graph, seg, genes, self.prefix(i), symbolic))
         parts = [
             self.header(),
             "import math\n\nimport torch\nimport triton\nimport triton.language as tl\nfrom torch import nn",
