@@ -137,3 +137,16 @@ def test_bench_times_given_kernels_side_by_side_or_says_it_needs_a_gpu(tmp_path)
         assert "timing needs a GPU" in done.stderr
         assert not rows[0]["measured"] and rows[0]["foundry_ms"] is None
         assert report["aggregate"]["geomean_speedup_eager"] is None
+
+
+def test_a_bench_cut_short_keeps_the_operators_it_finished(tmp_path):
+    good = f"{OPERATOR}={FIXTURES / 'kernel_correct.py'}"
+    broken_operator = tmp_path / "broken_op.py"
+    broken_operator.write_text("this is not python\n")
+    out = tmp_path / "bench.json"
+    done = foundry("bench", good, f"{broken_operator}={FIXTURES / 'kernel_correct.py'}", "--out", str(out))
+    assert done.returncode == 2 and "broken_op.py" in done.stderr
+    report = json.loads(out.read_text())
+    assert [r["verified"] for r in report["rows"]] == [True]
+    assert "partial: 1 of 2 operators still to run" in report["notes"]
+    assert not (tmp_path / "bench.json.tmp").exists()

@@ -263,6 +263,17 @@ def render_table(report: BenchReport) -> str:
     return "\n".join(lines)
 
 
+def write_report(report: BenchReport, out: Path) -> None:
+    """Atomically: a reader (or a run cut short) sees the previous complete file or the new one."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(report.model_dump_json(indent=2) + "\n")
+        tmp.replace(out)
+    except OSError as exc:
+        raise FatalError(f"{out}: cannot write the bench report: {exc.strerror or exc}") from exc
+
+
 def run(args: argparse.Namespace) -> int:
     import torch
     import triton
@@ -273,31 +284,34 @@ def run(args: argparse.Namespace) -> int:
     notes = [] if gpu else [NOT_MEASURED]
     if not gpu:
         print(f"foundry bench: {NOT_MEASURED}", file=sys.stderr)
-    rows = []
+    rows: list[BenchRow] = []
+
+    def build(partial: bool) -> BenchReport:
+        left = len(targets) - len(rows)
+        return BenchReport(
+            device=torch.cuda.get_device_name() if gpu else "cpu (Triton interpreter)",
+            torch_version=torch.__version__,
+            triton_version=triton.__version__,
+            python_version=platform.python_version(),
+            policy=options.policy,
+            writer=options.writer,
+            budget=options.budget,
+            rows=tuple(rows),
+            aggregate=aggregate(rows),
+            notes=tuple(notes + ([f"partial: {left} of {len(targets)} operators still to run"] if partial else [])),
+        )
+
     for operator, kernel in targets:
         print(f"bench: {operator}" + (f" with {kernel}" if kernel else " (searching)"), file=sys.stderr)
         rows.append(bench_kernel(operator, kernel, options) if kernel else bench_search(operator, options))
-    report = BenchReport(
-        device=torch.cuda.get_device_name() if gpu else "cpu (Triton interpreter)",
-        torch_version=torch.__version__,
-        triton_version=triton.__version__,
-        python_version=platform.python_version(),
-        policy=options.policy,
-        writer=options.writer,
-        budget=options.budget,
-        rows=tuple(rows),
-        aggregate=aggregate(rows),
-        notes=tuple(notes),
-    )
+        if args.out and len(rows) < len(targets):
+            write_report(build(partial=True), args.out)  # a bench cut short keeps what it measured
+    report = build(partial=False)
     for row in rows:
         print(render_operator(row), file=sys.stderr)
     print(render_table(report), file=sys.stderr)
     if args.out:
-        try:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(report.model_dump_json(indent=2) + "\n")
-        except OSError as exc:
-            raise FatalError(f"{args.out}: cannot write the bench report: {exc.strerror or exc}") from exc
+        write_report(report, args.out)
         print(f"wrote {args.out}", file=sys.stderr)
     if args.json:
         print(report.model_dump_json(indent=2))
