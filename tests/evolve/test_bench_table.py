@@ -88,3 +88,36 @@ def test_rendering_side_by_side_and_what_was_not_timed():
     assert "ops/a.py::Model | yes | 1.0000 ms | 0.6000 ms | 0.5000 ms | 2.00x | 1.20x" in table
     assert "geometric mean: 2.00x over eager, 1.20x over torch.compile" in table
     assert "faster than eager on 50%, than torch.compile on 50% of operators" in table
+
+
+def test_reports_of_one_setup_merge_and_others_are_refused():
+    from foundry.commands.bench import merge_reports
+    from foundry.core.errors import FatalError
+
+    def report(rows, **over):
+        fields = dict(
+            date="2026-12-02T10:00:00+00:00",
+            device="NVIDIA H200",
+            torch_version="2.11.0",
+            triton_version="3.6.0",
+            python_version="3.12.0",
+            policy="strict",
+            writer="template",
+            budget=6,
+            rows=tuple(rows),
+            aggregate=aggregate(list(rows)),
+            notes=("partial: 1 of 2 operators still to run",),
+        )
+        return BenchReport(**(fields | over))
+
+    a = row_from("a.py", "search", timed("a", 1.0, 2.0, 1.0), 6, 60.0)
+    b = row_from("b.py", "search", timed("b", 1.0, 8.0, 4.0), 6, 60.0)
+    merged = merge_reports([report([a]), report([b], date="2026-12-02T11:00:00+00:00", notes=())])
+    assert [r.operator for r in merged.rows] == ["a.py", "b.py"]
+    assert merged.aggregate.geomean_speedup_eager == pytest.approx(4.0)
+    assert merged.aggregate.geomean_speedup_compile == pytest.approx(2.0)
+    assert merged.date.startswith("2026-12-02T11") and merged.notes == ()
+    with pytest.raises(FatalError, match="budget"):
+        merge_reports([report([a]), report([b], budget=8)])
+    with pytest.raises(FatalError, match="device"):
+        merge_reports([report([a]), report([b], device="NVIDIA H100")])

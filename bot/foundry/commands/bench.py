@@ -14,6 +14,7 @@ import hashlib
 import math
 import platform
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -64,6 +65,7 @@ class BenchAggregate(BaseModel):
 class BenchReport(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    date: str = ""  # UTC, ISO 8601, when the bench finished (or was cut short)
     device: str
     torch_version: str
     triton_version: str
@@ -231,7 +233,8 @@ def render_table(report: BenchReport) -> str:
     )
     lines = [
         f"bench on {report.device} · torch {report.torch_version} · triton {report.triton_version} · "
-        f"policy {report.policy} · writer {report.writer}",
+        f"policy {report.policy} · writer {report.writer} · budget {report.budget}"
+        + (f" · {report.date}" if report.date else ""),
         " | ".join(headers),
         " | ".join("---" for _ in headers),
     ]
@@ -263,6 +266,30 @@ def render_table(report: BenchReport) -> str:
     return "\n".join(lines)
 
 
+def merge_reports(reports: list[BenchReport]) -> BenchReport:
+    """One report from several runs of the same setup (a bench split over device calls of limited length):
+    rows in order, the aggregate recomputed; runs that differ in device, versions, policy, writer or budget
+    are refused."""
+    if not reports:
+        raise FatalError("nothing to merge")
+    first = reports[0]
+    setup = ("device", "torch_version", "triton_version", "policy", "writer", "budget")
+    for other in reports[1:]:
+        differs = [k for k in setup if getattr(other, k) != getattr(first, k)]
+        if differs:
+            raise FatalError(f"cannot merge bench reports that differ in {', '.join(differs)}")
+    rows = [row for r in reports for row in r.rows]
+    notes = [n for r in reports for n in r.notes if not n.startswith("partial:")]
+    return first.model_copy(
+        update={
+            "date": max(r.date for r in reports),
+            "rows": tuple(rows),
+            "aggregate": aggregate(rows),
+            "notes": tuple(dict.fromkeys(notes)),
+        }
+    )
+
+
 def write_report(report: BenchReport, out: Path) -> None:
     """Atomically: a reader (or a run cut short) sees the previous complete file or the new one."""
     try:
@@ -289,6 +316,7 @@ def run(args: argparse.Namespace) -> int:
     def build(partial: bool) -> BenchReport:
         left = len(targets) - len(rows)
         return BenchReport(
+            date=datetime.now(UTC).isoformat(timespec="seconds"),
             device=torch.cuda.get_device_name() if gpu else "cpu (Triton interpreter)",
             torch_version=torch.__version__,
             triton_version=triton.__version__,
