@@ -4,7 +4,10 @@
 # Then, in one device call:      bash tests/gpu/gpu_pass.sh PART...   with PART = probe | cheats | faults |
 # evaluator | bench | warm (probe: a short search with the evaluator's stage timings; BENCH_OPS: a glob of
 # operators); or ray1, then ray2 in the next call (Ray over two transfers: see tests/gpu/ray_fetch.sh).
-# Each of cheats, bench, warm fits one 10-minute call; results land in $OUT.
+# Each of cheats, bench, warm fits one 10-minute call; results land in $OUT. A bench over more operators
+# than one call allows: run subsets (BENCH_OPS) in several calls, then join the JSON reports here with
+# examples/ops/bench/merge_bench.py ALL.json part*.json --md TABLE.md (each report is written after every
+# operator, so a call cut short keeps what it measured).
 set -uo pipefail
 out=${OUT:-/tmp/foundry-gpu}
 mkdir -p "$out"
