@@ -122,3 +122,24 @@ def test_seed_genes_are_in_the_template_writers_gene_space() -> None:
                 continue
             assert name in SPACE, f"{hint.id}: unknown gene {name}"
             assert value in SPACE[name], f"{hint.id}: {name}={value!r} is not one of {SPACE[name]}"
+
+
+def test_convolution_seeds_follow_the_operator_and_its_diagnosis() -> None:
+    from experience_factories import tensor
+
+    hints = load_seed_hints()
+    conv = OpSignature(
+        ops=("convolution", "relu", "max_pool2d_with_indices"),
+        inputs=(tensor(16, 64, 128, 128),),
+        params=(tensor(128, 64, 3, 3), tensor(128)),
+        outputs=(tensor(16, 128, 64, 64),),
+    )
+    at_start = matching(hints, conv)
+    assert {"conv-epilogue-fusion", "pool-fused-prologue", "tf32x3-precision"} <= at_start
+    assert not at_start & {"conv-implicit-gemm-tensor-cores", "conv-direct-for-narrow-groups", "online-softmax"}
+    slow_compute = DiagnosisFacts(verified=True, bound="compute", pct_of_floor=30.0, spills=0)
+    after = matching(hints, conv, slow_compute)
+    assert {"conv-implicit-gemm-tensor-cores", "conv-library-with-triton-epilogue"} <= after
+    assert "conv-direct-for-narrow-groups" not in after
+    assert "conv-smaller-tile-on-spills" in matching(hints, conv, slow_compute.model_copy(update={"spills": 64}))
+    assert not matching(hints, softmax_sig()) & {h.id for h in hints if h.id.startswith(("conv-", "pool-"))}
