@@ -365,7 +365,7 @@ class CandidateEvaluator:
                 (jobdir / "job.json").write_text(json.dumps(job))
                 judged: dict[str, Any] = {}
                 compiled = None
-                after_timing = None
+                after_checked, stale = False, None
 
                 def decide(message: dict[str, Any]) -> bool:
                     marks["ran"] = time.monotonic()
@@ -391,12 +391,14 @@ class CandidateEvaluator:
                     decide=decide,
                     pool=self.pool,
                 )
+                after_file = jobdir / "outputs_after_timing.pt"
+                if timing_msg is not None and not timing_msg.get("error") and after_file.exists():
+                    # still holding the device: these loads and comparisons would disturb another's timing
+                    stale = self.check_after_timing(jobfiles.load(after_file, self.device), refs)
+                    after_checked = True
                 gate.release()
                 marks["timed" if "exclusive" in marks else "finished"] = time.monotonic()
                 log_stages(candidate.id, marks)
-                after_file = jobdir / "outputs_after_timing.pt"
-                if timing_msg is not None and not timing_msg.get("error") and after_file.exists():
-                    after_timing = jobfiles.load(after_file, self.device)
                 if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
                     assert correctness is not None
                     compiled = self.compile_statically(jobdir, correctness.get("launch_signatures", {}))
@@ -434,8 +436,7 @@ class CandidateEvaluator:
             if compile_failure is not None:
                 return conclude([compile_failure])
             checks = checks + ["compiles for sm_90 (static)"]
-        if after_timing is not None:
-            stale = self.check_after_timing(after_timing, refs)
+        if after_checked:
             if stale is not None:
                 return conclude([stale])
             checks = checks + ["outputs still correct after the timing run"]
