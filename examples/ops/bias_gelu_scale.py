@@ -4,8 +4,8 @@ Memory-bound: 32 x 256 x 96 x 96 fp32 in and out (~600 MB moved on GPU).
 """
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 FOUNDRY_PRECISION = "fp32"
 

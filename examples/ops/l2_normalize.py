@@ -1,8 +1,8 @@
 """Row-wise L2 normalization x / max(||x||_2, eps) (16384 x 4096 fp32, 512 MB moved)."""
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 FOUNDRY_PRECISION = "fp32"
 

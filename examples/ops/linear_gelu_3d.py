@@ -1,8 +1,8 @@
 """A transformer MLP projection: (batch, seq, hidden) @ W^T + b, then tanh-GELU (fp32 matmul)."""
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 FOUNDRY_PRECISION = "fp32"
 

@@ -1,8 +1,8 @@
 """Mean squared error between predictions and targets (two 256 MB inputs, scalar out)."""
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 FOUNDRY_PRECISION = "fp32"
 

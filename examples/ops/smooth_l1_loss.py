@@ -1,8 +1,8 @@
 """Smooth L1 (Huber-like) loss with beta, mean reduction (two 256 MB inputs, scalar out)."""
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 FOUNDRY_PRECISION = "fp32"
 

@@ -1,8 +1,8 @@
 """Elementwise chain over two inputs: silu(a) * sigmoid(b) + a, clamped (memory-bound, ~800 MB)."""
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 FOUNDRY_PRECISION = "fp32"
 
