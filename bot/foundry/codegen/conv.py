@@ -31,6 +31,23 @@ EPILOGUE_BLOCK = 1024  # library path: 4 warps x 32 lanes x 8 fp32 per lane (two
 GEMM_MIN_CHANNELS = 16  # "auto": a group narrower than one tl.dot tile (16 columns or K) runs direct
 
 
+def nc_positions() -> list[str]:
+    """Lines of a flat kernel over an (N, C, spatial) tensor: the block's offsets `offs` (masked by TOTAL)
+    and each one's sample n, channel c and spatial position s (OS positions per channel)."""
+    return [
+        "pid = tl.program_id(0)",
+        "# 32-bit index arithmetic (divisions are cheap) unless the tensor has 2**31 elements or more",
+        "if WIDE:",
+        "    pid = pid.to(tl.int64)",
+        "offs = pid * BLOCK + tl.arange(0, BLOCK)",
+        "mask = offs < TOTAL",
+        "s = offs % OS",
+        "nc = offs // OS",
+        "c = nc % C",
+        "n = nc // C",
+    ]
+
+
 def coords(src: str, prefix: str, sizes: list[str]) -> list[str]:
     """Lines splitting a flat index `src` into per-dim coordinates prefix0.. (last dim fastest)."""
     d = len(sizes)
@@ -144,16 +161,7 @@ class ChannelEpilogue(SegmentEmitter):
             + ["BLOCK: tl.constexpr", "WIDE: tl.constexpr"]
         )
         body = [
-            "pid = tl.program_id(0)",
-            "# 32-bit index arithmetic (divisions are cheap) unless the tensor has 2**31 elements or more",
-            "if WIDE:",
-            "    pid = pid.to(tl.int64)",
-            "offs = pid * BLOCK + tl.arange(0, BLOCK)",
-            "mask = offs < TOTAL",
-            "s = offs % OS",
-            "nc = offs // OS",
-            "c = nc % C",
-            "n = nc // C",
+            *nc_positions(),
             f"acc = tl.load({src}_ptr + offs, mask=mask, other=0.0)",
         ]
         body += [self.operand_load(t, "n", "c", "s", "mask") for t in epi]

@@ -12,7 +12,7 @@ never goes through memory; padded taps are masked after the prologue.
 
 from __future__ import annotations
 
-from foundry.codegen.conv import ChannelEpilogue, affine, coords, flat
+from foundry.codegen.conv import ChannelEpilogue, affine, coords, flat, nc_positions
 from foundry.codegen.ir import UnsupportedError
 from foundry.codegen.kernels import Emitted, indent
 
@@ -50,16 +50,7 @@ class PoolEmitter(ChannelEpilogue):
         is_max = at["mode"] == "max"
         identity = "-float('inf')" if is_max else "0.0"
         body = [
-            "pid = tl.program_id(0)",
-            "# 32-bit index arithmetic (divisions are cheap) unless the tensor has 2**31 elements or more",
-            "if WIDE:",
-            "    pid = pid.to(tl.int64)",
-            "offs = pid * BLOCK + tl.arange(0, BLOCK)",
-            "mask = offs < TOTAL",
-            "s = offs % OS",
-            "nc = offs // OS",
-            "c = nc % C",
-            "n = nc // C",
+            *nc_positions(),
             *coords("s", "o", dims_o),
             f"acc = tl.full([BLOCK], {identity}, dtype=tl.float32)",
         ]
