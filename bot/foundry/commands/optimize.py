@@ -249,12 +249,6 @@ class EvaluatorRecipe:
         return CandidateEvaluator(loaded, policy=self.policy, config=config, device=device)
 
 
-def torch_cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def visible_gpus() -> int:
     import torch
 
