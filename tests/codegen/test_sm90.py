@@ -21,6 +21,11 @@ CASES = [
     ("channel-affine-rows", OPERATORS / "channel_affine.py", {}),
     ("mean-dim1", EXAMPLES / "mean_dim1.py", {}),
     ("linear-tf32x3", EXAMPLES / "linear_bias_relu.py", {"matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}),
+    # the convolution family at its default genes and the tensor-core scheme
+    ("conv2d-gemm-ieee", EXAMPLES / "conv_2d_bias_relu.py", {"conv.algo": "gemm"}),
+    ("conv2d-gemm-tf32x3", EXAMPLES / "conv_2d_bias_relu.py", {"conv.algo": "gemm", "conv.precision": "tf32x3"}),
+    ("transpose3d-auto", EXAMPLES / "conv_transpose3d_sigmoid.py", {}),
+    ("direct-then-pool", EXAMPLES / "conv_2d_relu_maxpool.py", {"conv.algo": "direct"}),
 ]
 
 
