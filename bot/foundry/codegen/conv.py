@@ -363,9 +363,16 @@ class ConvEmitter(ChannelEpilogue):
             f"(g * CIG + ci)[None, :].to(tl.int64) * COG * KS + rn[:, None] * KS "
             f"+ ({flat(self.dims('k'), self.dims('K'))})[None, :]"
         )
-        loop += [
+        loop.append(
             f"a = tl.load(x_rows[None, :] + ci[:, None] * IS + {flat(self.dims('i'), self.dims('I'))}, "
-            "mask=valid, other=0.0)",
+            "mask=valid, other=0.0)"
+        )
+        return self.gemm_finish(name, epi, body, loop, w_off)
+
+    def gemm_finish(self, name: str, epi: list[str], body: list[str], loop: list[str], w_off: str) -> list[str]:
+        """The end of both implicit-GEMM kernels: the weight tile at `w_off`, the tl.dot step closing the K
+        loop (`loop` has gathered the input tile `a`), then the epilogue on [channels, positions]."""
+        loop += [
             f"b = tl.load({self.w}_ptr + {w_off}, mask=mask_n[:, None] & mask_k[None, :], other=0.0)",
             f'acc = tl.dot(tl.trans(a), tl.trans(b), acc, input_precision="{self.precision()}")',
         ]
@@ -378,7 +385,6 @@ class ConvEmitter(ChannelEpilogue):
     def gemm_kernel(self, name: str, epi: list[str]) -> list[str]:
         if self.subpixel:
             return self.subpixel_kernel(name, epi)
-        precision = self.precision()
         ks = " * ".join(self.dims("K"))
         body = [
             "pid = tl.program_id(0)",
@@ -414,15 +420,7 @@ class ConvEmitter(ChannelEpilogue):
             w_off = "co[:, None].to(tl.int64) * KTOT + rk[None, :]"
         else:
             w_off = "(g * CIG + ci)[None, :].to(tl.int64) * COG * KS + rn[:, None] * KS + tap[None, :]"
-        loop += [
-            f"b = tl.load({self.w}_ptr + {w_off}, mask=mask_n[:, None] & mask_k[None, :], other=0.0)",
-            f'acc = tl.dot(tl.trans(a), tl.trans(b), acc, input_precision="{precision}")',
-        ]
-        body += indent(loop, 4)
-        body.append("acc = tl.trans(acc)")
-        body += self.epilogue_and_store(epi)
-        params = self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"]
-        return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+        return self.gemm_finish(name, epi, body, loop, w_off)
 
     def direct_kernel(self, name: str, epi: list[str]) -> list[str]:
         ks = " * ".join(self.dims("K"))
