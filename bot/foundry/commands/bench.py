@@ -115,8 +115,8 @@ def geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
-def untimed_note(verdict: Verdict | None) -> str:
-    """Why a row has no timing ('' when it has one)."""
+def row_note(verdict: Verdict | None) -> str:
+    """A timed row: how the baselines ran ('' when nothing is to be said); an untimed one: why."""
     timing = verdict.timing if verdict else None
     if timing is not None and timing.measured:
         return "; ".join(timing.baseline_notes)
@@ -149,7 +149,7 @@ def row_from(operator: str, kernel: str, verdict: Verdict | None, evaluated: int
         wall_s=round(wall_s, 3),
         candidates_per_minute=round(evaluated / wall_s * 60, 2) if evaluated and wall_s > 0 else None,
         failure=failure if verdict is None or not verdict.verified else None,
-        note=untimed_note(verdict),
+        note=row_note(verdict),
     )
 
 
