@@ -49,7 +49,7 @@ case "$part" in
       -k "honest or gpu_only or patching or cheat_is_rejected" 2>&1 | tee "$out/cheats.log" ;;
   bench)   # foundry bench over the example operators, template writer, side by side with eager and compile
     ops=$(ls ${BENCH_OPS:-examples/ops/*.py})
-    timeout ${BENCH_S:-570} python3 -m foundry bench $ops --budget ${BUDGET:-6} --time-limit ${OP_S:-20} \
+    timeout ${BENCH_S:-570} python3 -m foundry ${VERBOSE:+-v} bench $ops --budget ${BUDGET:-6} --time-limit ${OP_S:-20} \
       --policy ${POLICY:-strict} --no-experience \
       --out "$out/bench-${POLICY:-strict}.json" 2>&1 | tee "$out/bench-${POLICY:-strict}.log" ;;
   warm)    # experience library: cold vs warm search of the same operator
