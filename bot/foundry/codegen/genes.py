@@ -22,6 +22,9 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "row.max_single_n": (0, 1024, 2048, 4096, 8192, 16384, 32768),
     "row.num_warps": (1, 2, 4, 8, 16, 32),
     "row.online_reduction": (True, False),
+    # programs per row: 1 = one program walks the whole row; more = partial statistics per chunk, then a
+    # merge-and-normalize kernel (few, very long rows: group norm); auto = sized by rows and SM count
+    "row.split": (1, 2, 4, 8, 16, 32, 64, "auto"),
     "col.BLOCK_R": (4, 8, 16, 32, 64),
     "col.BLOCK_I": (16, 32, 64, 128, 256),
     "col.num_warps": (1, 2, 4, 8, 16),
@@ -60,6 +63,7 @@ DEFAULTS: dict[str, Gene] = {
     "row.max_single_n": 16384,
     "row.num_warps": 8,
     "row.online_reduction": True,
+    "row.split": 1,
     "col.BLOCK_R": 32,
     "col.BLOCK_I": 128,
     "col.num_warps": 4,

@@ -6,6 +6,7 @@ runtime scalars, allocating outputs with torch.empty and launching), and what it
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,8 @@ import torch
 from foundry.codegen.expr import literal, pointwise
 from foundry.codegen.ir import Graph, Node, UnsupportedError
 from foundry.codegen.plan import SCALAR_LEAVES, Segment, broadcastable, numel, right_align, row_role
+
+log = logging.getLogger(__name__)
 
 IDENTITY = {"sum": "0.0", "max": "-float('inf')", "min": "float('inf')", "gather": "0.0"}
 
@@ -678,6 +681,11 @@ class RowEmitter(SegmentEmitter):
             names.append(single_name)
         kernels.append("\n".join(loop_source))
         names.append(loop_name)
+        split = self.split_kernels()
+        if split is not None:
+            kernels += ["\n".join(split.partial_kernel(f"_{self.prefix}_split_partial_kernel"))]
+            kernels += ["\n".join(split.finish_kernel(f"_{self.prefix}_split_fwd_kernel"))]
+            names += [f"_{self.prefix}_split_partial_kernel", f"_{self.prefix}_split_fwd_kernel"]
 
         base_t = self.full_inputs[0]
         k = len(self.seg.dims)
@@ -701,16 +709,30 @@ class RowEmitter(SegmentEmitter):
             f"{loop_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
             f"BLOCK_N={self.genes['BLOCK_N']}, {self.launch_opts()})"
         )
+        whole: list[str] = []
         if max_single > 0:
-            lines.append(f"if triton.next_power_of_2(N) <= {max_single}:")
-            lines.append(
+            whole.append(f"if triton.next_power_of_2(N) <= {max_single}:")
+            whole.append(
                 f"    {single_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
                 f"BLOCK_N=triton.next_power_of_2(N), {self.launch_opts()})"
             )
-            lines.append("else:")
-            lines.append(f"    {loop_call}")
+            whole.append("else:")
+            whole.append(f"    {loop_call}")
         else:
-            lines.append(loop_call)
+            whole.append(loop_call)
+        if split is not None:
+            block_n = self.genes["BLOCK_N"]
+            lines.append(split.splits_line(self.genes["split"], block_n))
+            lines.append(f"chunk = triton.cdiv(triton.cdiv(N, splits), {block_n}) * {block_n}")
+            lines.append("splits = triton.cdiv(N, chunk)  # chunks of whole tiles; the last one may be shorter")
+            lines.append("if splits > 1:")
+            lines += indent(split.launch_lines(names[-2], names[-1], f"{base_t}.device", call), 4)
+            if whole[0].startswith("if "):
+                lines += ["el" + whole[0], *whole[1:]]
+            else:
+                lines += ["else:", *indent(whole, 4)]
+        else:
+            lines += whole
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
         return Emitted(
@@ -722,6 +744,20 @@ class RowEmitter(SegmentEmitter):
             self.seg.outputs,
             names,
         )
+
+    def split_kernels(self) -> Any:
+        """The split-row kernels (foundry.codegen.rowsplit.RowSplit) when the `split` gene asks for them
+        and the segment's reductions can be merged from partials, else None."""
+        if self.genes.get("split", 1) in (1, None):
+            return None
+        from foundry.codegen.rowsplit import RowSplit
+
+        split = RowSplit(self)
+        why = split.reason()
+        if why is not None:
+            log.debug("row segment %s: not split (%s)", self.prefix, why)
+            return None
+        return split
 
     def out_shape(self, o: str) -> str:
         node = self.nodes[o]
