@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +38,18 @@ class Analysis:
     const_exprs: dict[str, str] = field(default_factory=dict)  # const node → forward expression
     view_exprs: dict[str, str] = field(default_factory=dict)  # hostview node → expression of `{src}`
     stored_args: list[str] = field(default_factory=list)  # constructor args kept on self
+    full_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # node → shape at the full inputs
+
+    def row_extents(self) -> list[tuple[int, int]]:
+        """(rows, row length) of each row segment at the operator's full (GPU) inputs."""
+        found = []
+        for seg in self.segments:
+            shape = self.full_shapes.get(seg.base_of)
+            if seg.kind != "row" or shape is None:
+                continue
+            k = len(seg.dims)
+            found.append((math.prod(shape[: len(shape) - k]), math.prod(shape[len(shape) - k :])))
+        return found
 
     def replan(self, options: PlanOptions) -> Analysis:
         """The same analysis with other fusion boundaries."""
@@ -222,6 +235,7 @@ def analyze(loaded: Any) -> Analysis:
         const_exprs=const_exprs,
         view_exprs=view_exprs,
         stored_args=merger.stored,
+        full_shapes={name: tuple(node.shape) for name, node in graphs[1].nodes.items()},
     )
 
 

@@ -40,6 +40,7 @@ from foundry.codegen.analyze import Analysis, analyze
 from foundry.codegen.ir import UnsupportedError
 from foundry.codegen.plan import PlanOptions
 from foundry.codegen.render import render
+from foundry.codegen.rowsplit import FEW_ROWS, MIN_SPLIT_N
 from foundry.core.protocols import ProposalRequest
 from foundry.core.records import Candidate, Diagnosis, FailureKind, OperatorSpec, Stage, Verdict
 from foundry.rules.loader import RulesError, rules_dir
@@ -225,6 +226,11 @@ class TemplateWriter:
                 # both kinds are measured from the first generation even when an island proposes one child
                 library = ({**base, "conv.library": True}, "library convolution")
                 gene_sets.insert(request.island % 2, library)
+            if "row.split" in base and self.few_long_rows(analysis):
+                # odd islands start from split rows, even ones from one program per row: both are measured
+                # from the first generation even when an island proposes one child
+                split = ({**base, "row.split": "auto"}, "split rows (few long rows: partials, then merge)")
+                gene_sets.insert(0 if request.island % 2 else len(gene_sets), split)
             if "matmul.precision" in base and request.spec.precision == "fp32":
                 tc = {**base, "matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}
                 gene_sets.append((tc, "tensor-core fp32 (3xTF32)"))
@@ -257,6 +263,11 @@ class TemplateWriter:
                 )
             )
         return self.candidates(request, gene_sets)
+
+    @staticmethod
+    def few_long_rows(analysis: Analysis) -> bool:
+        """A row segment whose rows at the full inputs are too few to fill the GPU and long enough to split."""
+        return any(rows < FEW_ROWS and n >= MIN_SPLIT_N for rows, n in analysis.row_extents())
 
     def candidates(self, request: ProposalRequest, gene_sets: list[tuple[dict[str, Any], str]]) -> list[Candidate]:
         out: list[Candidate] = []
