@@ -3,12 +3,16 @@ timing run is not starved by a stream of correctness runs."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from foundry.evaluate.device_lock import DeviceGate, DeviceLock
+from foundry.evaluate.device_lock import DeviceGate, DeviceLock, lock_dir
 from foundry.evaluate.evaluator import physical_gpu
 
 WAIT = 5.0
@@ -154,3 +158,128 @@ def test_out_of_memory_beside_others_is_evaluated_again_alone(monkeypatch):
     evaluator.concurrency = 1  # alone already: the out-of-memory verdict stands
     verdict = evaluator.evaluate(Candidate(id="big", source=source))
     assert not verdict.verified and calls == [False]
+
+
+# -- between processes: the lock files of one GPU ------------------------------------------------------
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from foundry.evaluate.device_lock import DeviceLock
+path, mode, hold, log = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3]), Path(sys.argv[4])
+lock = DeviceLock(path)
+with log.open("a") as f:
+    f.write("asking\\n"); f.flush()
+    with (lock.exclusive() if mode == "exclusive" else lock.shared()):
+        f.write(mode + " got\\n"); f.flush()
+        time.sleep(hold)
+        f.write(mode + " done\\n"); f.flush()
+"""
+
+
+def holder(tmp_path: Path, mode: str, hold: float) -> tuple[subprocess.Popen, Path]:
+    log = tmp_path / f"{mode}-{time.monotonic_ns()}.log"
+    log.touch()
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "gpu.lock"), mode, str(hold), str(log)])
+    return proc, log
+
+
+def wait_for(predicate, what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def turnstile_taken(path: Path) -> bool:
+    fd = os.open(f"{path}.turnstile", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def test_a_timing_run_in_one_process_keeps_another_process_off_the_gpu(tmp_path):
+    lock = DeviceLock(tmp_path / "gpu.lock")
+    with lock.exclusive():
+        proc, log = holder(tmp_path, "shared", 0)
+        wait_for(lambda: "asking" in log.read_text(), "the other process to ask")
+        time.sleep(0.3)
+        assert "shared got" not in log.read_text()  # it waits while this process times
+    assert proc.wait(timeout=30) == 0
+    assert "shared got" in log.read_text()
+
+
+def test_correctness_runs_of_two_processes_overlap(tmp_path):
+    lock = DeviceLock(tmp_path / "gpu.lock")
+    with lock.shared():
+        proc, log = holder(tmp_path, "shared", 0)
+        wait_for(lambda: "shared done" in log.read_text(), "the other process to share the GPU")
+    assert proc.wait(timeout=30) == 0
+
+
+def test_a_waiting_timing_run_in_another_process_goes_before_new_correctness_runs(tmp_path):
+    path = tmp_path / "gpu.lock"
+    lock = DeviceLock(path)
+    order: list[str] = []
+    token = lock.acquire_shared()  # a correctness run of this process, in progress
+    proc, log = holder(tmp_path, "exclusive", 0.2)
+    wait_for(lambda: turnstile_taken(path), "the other process's timing run to queue")
+
+    def late_correctness():
+        with lock.shared():
+            order.append("late correctness" if "exclusive done" in log.read_text() else "late overtook")
+
+    late = threading.Thread(target=late_correctness)
+    late.start()
+    time.sleep(0.2)
+    assert "exclusive got" not in log.read_text()  # still waiting for the running correctness run
+    lock.release_shared(token)
+    late.join(30)
+    assert proc.wait(timeout=30) == 0
+    assert order == ["late correctness"]
+
+
+def test_a_dead_holder_leaves_the_gpu_free(tmp_path):
+    proc, log = holder(tmp_path, "exclusive", 60)
+    wait_for(lambda: "exclusive got" in log.read_text(), "the other process to hold the GPU")
+    proc.kill()
+    proc.wait(timeout=30)
+    lock = DeviceLock(tmp_path / "gpu.lock")
+    done = threading.Event()
+
+    def take():
+        with lock.exclusive():
+            done.set()
+
+    t = threading.Thread(target=take)
+    t.start()
+    t.join(30)
+    assert done.is_set()
+
+
+def test_lock_files_live_in_the_configured_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOUNDRY_LOCK_DIR", str(tmp_path / "locks"))
+    assert lock_dir() == tmp_path / "locks"
+    DeviceLock(lock_dir() / "gpu-x.lock")
+    assert (tmp_path / "locks").is_dir()
+
+
+def test_gate_settles_from_the_timing_run_back_to_sharing(tmp_path):
+    lock = DeviceLock(tmp_path / "gpu.lock")
+    gate = DeviceGate(lock)
+    gate.share()
+    gate.exclude()
+    gate.settle()  # checks after the timing run: others may share the GPU again, nobody times
+    assert lock.sharing == 1 and not lock.exclusive_held
+    other = DeviceGate(lock)
+    other.share()
+    assert lock.sharing == 2
+    other.release()
+    gate.release()
+    assert lock.sharing == 0
+    with lock.exclusive():  # nothing left holding the lock files
+        pass

@@ -47,11 +47,22 @@ case "$part" in
   cheats)  # the adversarial suite on CUDA, honest candidates and the GPU-only timing cheats first
     timeout ${CHEATS_S:-560} python3 -m pytest -q -p no:cacheprovider tests/gpu/test_cheats_gpu.py \
       -k "honest or gpu_only or patching or cheat_is_rejected" 2>&1 | tee "$out/cheats.log" ;;
-  bench)   # foundry bench over the example operators, template writer, side by side with eager and compile
-    ops=$(ls ${BENCH_OPS:-examples/ops/*.py})
-    timeout ${BENCH_S:-570} python3 -m foundry ${VERBOSE:+-v} bench $ops --budget ${BUDGET:-6} --time-limit ${OP_S:-20} \
-      --policy ${POLICY:-strict} --no-experience \
-      --out "$out/bench-${POLICY:-strict}.json" 2>&1 | tee "$out/bench-${POLICY:-strict}.log" ;;
+  bench)   # foundry bench over the example operators, template writer, side by side with eager and compile.
+    # PARALLEL=N: N bench processes over disjoint shares of the operators, at once on the one GPU (their
+    # evaluators share the GPU's lock file: correctness runs overlap, timing runs stay alone); joined after.
+    mapfile -t ops < <(ls ${BENCH_OPS:-examples/ops/*.py})
+    pol=${POLICY:-strict}
+    n=${PARALLEL:-1}
+    for ((k = 0; k < n; k++)); do
+      share=()
+      for ((i = k; i < ${#ops[@]}; i += n)); do share+=("${ops[i]}"); done
+      timeout ${BENCH_S:-570} python3 -m foundry ${VERBOSE:+-v} bench "${share[@]}" --budget ${BUDGET:-6} \
+        --time-limit ${OP_S:-20} --policy "$pol" --no-experience ${WORKERS:+--workers $WORKERS} \
+        --out "$out/bench-$pol-$k.json" > "$out/bench-$pol-$k.log" 2>&1 &
+    done
+    wait
+    python3 examples/ops/bench/merge_bench.py "$out/bench-$pol.json" "$out"/bench-"$pol"-[0-9]*.json \
+      --md "$out/bench-$pol.md" 2>&1 | tail -40 ;;
   warm)    # experience library: cold vs warm search of the same operator
     timeout 560 python3 tests/experience/bench_warm_start.py examples/ops/softmax.py --budget 12 \
       --time-limit 200 --out "$out/warm" 2>&1 | tee "$out/warm.log" ;;

@@ -31,10 +31,11 @@ def test_concurrent_candidates_are_verified_and_timed_one_at_a_time():
     lock = evaluator.device_lock
     original = lock.acquire_exclusive
 
-    def watched() -> None:
-        original()
+    def watched():
+        token = original()
         if lock.sharing:
             exclusive_overlaps.append(lock.sharing)
+        return token
 
     lock.acquire_exclusive = watched  # type: ignore[method-assign]
     source = (HONEST / "softmax.py").read_text()

@@ -28,7 +28,7 @@ from torch import nn
 from foundry.core.records import Candidate, Diagnosis, FailureKind, KernelFacts, Stage, Timing, Verdict
 from foundry.evaluate import jobfiles
 from foundry.evaluate.correctness import Tolerance, compare, probe
-from foundry.evaluate.device_lock import DeviceGate, DeviceLock
+from foundry.evaluate.device_lock import DeviceGate, DeviceLock, gpu_lock_path
 from foundry.evaluate.isolation import (
     ChildOutcome,
     WarmPool,
@@ -174,9 +174,11 @@ class CandidateEvaluator:
         self.trials = self.config.trials or self.rules.tolerance.trials
         self.timeout_s = self.config.timeout_s or (600.0 if self.device == "cpu" else 180.0)
         self.concurrency = max(1, self.config.gpu_concurrency) if self.is_cuda else 1
-        self.device_lock = DeviceLock()  # correctness runs share the GPU, a timing run has it alone
+        # correctness runs share the GPU, a timing run has it alone (also against other processes)
+        self.device_lock = DeviceLock(gpu_lock_path(self.device_index or 0) if self.is_cuda else None)
         self.reference_lock = threading.Lock()
         self.reference_timing: ReferenceTiming | None = None
+        self.warm: tuple[nn.Module, list[Any], Any, Exception | None] | None = None  # warm_reference
         self.probe_tolerances: list[Tolerance] | None = None
         self.probe_notes: list[str] = []
         self.probe_weak = False
@@ -345,6 +347,9 @@ class CandidateEvaluator:
         try:
             payload, trials, refs, model, containers = self.prepare()
             marks["prepared"] = time.monotonic()
+            if self.is_cuda and self.reference_timing is None:
+                self.warm_reference(trials[0], model)
+                marks["compiled reference"] = time.monotonic()
             jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir or job_root()))
             try:
                 (jobdir / "candidate.py").write_text(candidate.source)
@@ -383,6 +388,10 @@ class CandidateEvaluator:
                             ceilings(self.device_index or 0, trial_dtype(trials[0]))  # once per process
                     return go
 
+                def timed(message: dict[str, Any]) -> None:
+                    marks["measured"] = time.monotonic()
+                    gate.settle()  # the calls after the timing run and their check share the device
+
                 correctness, timing_msg, outcome = run_child(
                     jobdir,
                     timeout_s=self.timeout_s,
@@ -390,14 +399,20 @@ class CandidateEvaluator:
                     env=self.env,
                     decide=decide,
                     pool=self.pool,
+                    timed=timed,
                 )
-                after_file = jobdir / "outputs_after_timing.pt"
-                if timing_msg is not None and not timing_msg.get("error") and after_file.exists():
-                    # still holding the device: these loads and comparisons would disturb another's timing
-                    stale = self.check_after_timing(jobfiles.load(after_file, self.device), refs)
+                if timing_msg is not None and not timing_msg.get("error"):
+                    after = timing_msg.get("after")
+                    if after is not None and after.get("error") is None:
+                        # loaded and compared while the device is still held shared (no one times meanwhile)
+                        outputs = jobfiles.load(jobdir / "outputs_after_timing.pt", self.device)
+                        stale = self.check_after_timing(outputs, refs)
+                    else:  # it failed, or died, when called again after the timing run
+                        stale = self.child_failure(after, outcome).model_copy(update={"stage": Stage.TIMING})
                     after_checked = True
                 gate.release()
-                marks["timed" if "exclusive" in marks else "finished"] = time.monotonic()
+                last = "after" if "measured" in marks else "timed" if "exclusive" in marks else "finished"
+                marks[last] = time.monotonic()
                 log_stages(candidate.id, marks)
                 if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
                     assert correctness is not None
@@ -818,6 +833,22 @@ class CandidateEvaluator:
         )
         return timing, None, facts
 
+    def warm_reference(self, inputs: list[Any], model: nn.Module) -> None:
+        """torch.compile the reference and run it once (minutes of CPU work for some operators) while
+        the device is shared, so that the reference's timing run holds the device only to time."""
+        with self.reference_lock:
+            if self.warm is not None or self.reference_timing is not None:
+                return
+            compiled, failed = None, None
+            try:
+                compiled = torch.compile(model)
+                with torch.no_grad(), torch.cuda.device(self.device_index):
+                    compiled(*[x.clone() if isinstance(x, torch.Tensor) else x for x in to_device(inputs, self.device)])
+                    torch.cuda.synchronize()
+            except Exception as exc:  # reported with the reference's timing
+                compiled, failed = None, exc
+            self.warm = (model, inputs, compiled, failed)
+
     def reference(self, inputs: list[Any], model: nn.Module) -> ReferenceTiming:
         """Eager and torch.compile times of the reference, measured once per evaluator, in this run."""
         with self.reference_lock:
@@ -827,6 +858,9 @@ class CandidateEvaluator:
             from foundry.evaluate.timing import clone_inputs, time_cuda
 
             cfg = self.config
+            compiled, failed = None, None
+            if self.warm is not None:  # compiled beforehand, while the device was shared
+                model, inputs, compiled, failed = self.warm
             device_inputs = to_device(inputs, self.device)
             rotated = [clone_inputs(device_inputs) for _ in range(cfg.timing_rotate)]
             eager = time_cuda(model, rotated, trials=cfg.timing_trials, warmup=cfg.timing_warmup)
@@ -835,7 +869,9 @@ class CandidateEvaluator:
                 notes.append("eager and torch.compile ran with cuDNN TF32 off: full fp32, as the candidates must")
             compile_ms: float | None = None
             try:
-                compiled = torch.compile(model)
+                if failed is not None:
+                    raise failed
+                compiled = compiled or torch.compile(model)
                 compile_ms = time_cuda(
                     compiled, rotated, trials=cfg.timing_trials, warmup=max(cfg.timing_warmup, 3)
                 ).median_ms
@@ -853,6 +889,7 @@ class CandidateEvaluator:
                 + tensor_bytes(outputs),
                 notes=notes,
             )
+            self.warm = None
             return self.reference_timing
 
     # -- verdict ----------------------------------------------------------------------------------

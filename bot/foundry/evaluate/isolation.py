@@ -252,8 +252,11 @@ def run_child(
     env: dict[str, str],
     decide: Callable[[dict[str, Any]], bool],
     pool: WarmPool | None = None,
+    timed: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, ChildOutcome]:
-    """Run the worker; after its correctness message, `decide` says whether to time it."""
+    """Run the worker; after its correctness message, `decide` says whether to time it; `timed` hears
+    the timing message as it arrives, while the worker goes on to its calls after the timing run
+    (whose "after" message, or None, comes back as the timing message's "after")."""
     if pool is not None:
         child = pool.take(jobdir, timeout_s)
     else:
@@ -272,6 +275,15 @@ def run_child(
     child.say("time" if go else "stop")
     if go:
         timing = child.wait_message("timing")
+        if timing is not None and timing.get("error") is None:
+            try:
+                if timed is not None:
+                    timed(timing)
+            except BaseException:
+                child.kill()
+                child.finish()
+                raise
+            timing = {**timing, "after": child.wait_message("after")}
     return correctness, timing, child.finish()
 
 
