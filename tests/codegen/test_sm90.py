@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.interp, pytest.mark.slow]
 CASES = [
     ("softmax", EXAMPLES / "softmax.py", {}),
     ("groupnorm-looped-welford", EXAMPLES / "groupnorm.py", {"row.max_single_n": 0}),
+    ("groupnorm-split-rows", EXAMPLES / "groupnorm.py", {"row.split": 4}),  # partials + merge kernels
     ("cross-entropy", EXAMPLES / "cross_entropy.py", {}),
     ("channel-affine-rows", OPERATORS / "channel_affine.py", {}),
     ("mean-dim1", EXAMPLES / "mean_dim1.py", {}),

@@ -212,14 +212,14 @@ class RowSplit:
 
     # -- launcher -------------------------------------------------------------------------------------
 
-    def splits_line(self, gene: int | str, block_n: int) -> str:
+    def splits_line(self, gene: int | str) -> str:
         if gene == "auto":
             return (
                 f"splits = min({MAX_SPLITS}, triton.next_power_of_2(triton.cdiv({TARGET_WAVES * SM_COUNT}, M)), "
                 f"triton.cdiv(N, {MIN_CHUNK})) if M < {FEW_ROWS} and N >= {MIN_SPLIT_N} else 1"
                 f"  # ~{TARGET_WAVES} programs per SM of an H200 ({SM_COUNT} SMs) when rows are few and long"
             )
-        return f"splits = min({int(gene)}, triton.cdiv(N, {block_n}))"
+        return f"splits = min({int(gene)}, triton.cdiv(N, 16))"
 
     def launch_lines(self, partial_name: str, finish_name: str, device: str, call: list[str]) -> list[str]:
         """Lines of the launcher's split branch (inside `if splits > 1:`, after partial_kernel ran); `call`
