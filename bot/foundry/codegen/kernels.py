@@ -362,8 +362,9 @@ class RowEmitter(SegmentEmitter):
         return pairs
 
     def find_welford_pairs(self) -> dict[str, str]:
-        """sum((v - sum(v)/N)^2) reductions that can share the pass of sum(v): a running mean and M2
-        merged tile by tile (Chan et al.), stable like the two-pass form, one read instead of two."""
+        """sum((v - sum(v)/N)^2) reductions (squared as v*v, square or pow 2) that can share the pass of
+        sum(v): a running mean and M2 merged tile by tile (Chan et al.), stable like the two-pass form, one
+        read instead of two."""
         pairs: dict[str, str] = {}
         if not self.genes.get("online_reduction", True):
             return pairs
@@ -372,7 +373,12 @@ class RowEmitter(SegmentEmitter):
             if node.op != "sum":
                 continue
             sq = self.nodes[node.args[0]]
-            if sq.op != "mul" or sq.args[0] != sq.args[1] or sq.name not in self.members:
+            squared = (
+                (sq.op == "mul" and sq.args[0] == sq.args[1])
+                or sq.op == "square"
+                or (sq.op == "pow" and sq.attrs.get("exponent") == 2.0)
+            )
+            if not squared or sq.name not in self.members:
                 continue
             centered = self.nodes[sq.args[0]]
             if centered.op != "sub" or centered.name not in self.members:
