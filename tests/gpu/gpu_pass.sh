@@ -64,7 +64,7 @@ case "$part" in
     python3 examples/ops/bench/merge_bench.py "$out/bench-$pol.json" "$out"/bench-"$pol"-[0-9]*.json \
       --md "$out/bench-$pol.md" 2>&1 | tail -40 ;;
   warm)    # experience library: cold vs warm search of the same operator
-    timeout 560 python3 tests/experience/bench_warm_start.py examples/ops/softmax.py --budget 12 \
-      --time-limit 200 --out "$out/warm" 2>&1 | tee "$out/warm.log" ;;
+    timeout ${WARM_S:-560} python3 tests/experience/bench_warm_start.py ${WARM_OP:-examples/ops/softmax.py} \
+      --budget ${WARM_BUDGET:-12} --time-limit ${WARM_LIMIT:-200} --out "$out/warm" 2>&1 | tee "$out/warm.log" ;;
 esac
 done

@@ -142,9 +142,8 @@ def gpu_lock_path(index: int) -> Path:
 
 
 class DeviceGate:
-    """One evaluation's hold on a DeviceLock (or on nothing, without a GPU): shared, exclusive (for its
-    timing run), shared again (`settle`, for checks after the timing run), then released; each step
-    at most once; `release` is safe to call in any state and twice."""
+    """One evaluation's hold on a DeviceLock (or on nothing, without a GPU): shared, then exclusive,
+    then released, each step at most once; `release` is safe to call in any state and twice."""
 
     def __init__(self, lock: DeviceLock | None) -> None:
         self.lock = lock
@@ -167,18 +166,10 @@ class DeviceGate:
             self.token = self.lock.acquire_exclusive()
             self.state = "exclusive"
 
-    def settle(self) -> None:
-        """From the timing run's exclusive hold back to a shared one."""
-        if self.lock is not None and self.state == "exclusive":
-            self.lock.release_exclusive(self.token)
-            self.state = "free"
-            self.token = self.lock.acquire_shared()
-            self.state = "settled"
-
     def release(self) -> None:
         if self.lock is None:
             return
-        if self.state in ("shared", "settled"):
+        if self.state == "shared":
             self.lock.release_shared(self.token)
         elif self.state == "exclusive":
             self.lock.release_exclusive(self.token)

@@ -240,7 +240,14 @@ class CandidateEvaluator:
         errors, warnings = self.guard.check(candidate.source) if self.config.static_guard else ([], [])
         if errors:
             return self.verdict(candidate, errors, warnings, started)
-        verdict = self.run_isolated(candidate, warnings, started)
+        try:
+            verdict = self.run_isolated(candidate, warnings, started)
+        except torch.cuda.OutOfMemoryError:
+            # this process ran out of device memory preparing or judging, beside other candidates (or other
+            # processes): no verdict on the candidate; once more with the device to itself
+            log.info("out of device memory evaluating %s beside others; evaluating it alone", candidate.id)
+            torch.cuda.empty_cache()
+            return self.run_isolated(candidate, warnings, time.monotonic(), alone=True)
         failure = verdict.failure
         if failure is not None and failure.kind is FailureKind.OOM and self.concurrency > 1:
             # It ran out of memory while sharing the GPU (and with a share of its memory cap): that is
@@ -389,8 +396,9 @@ class CandidateEvaluator:
                     return go
 
                 def timed(message: dict[str, Any]) -> None:
+                    # the calls after the timing run, and their check, keep the device exclusive: a settle
+                    # back to shared would queue behind every timing run waiting meanwhile
                     marks["measured"] = time.monotonic()
-                    gate.settle()  # the calls after the timing run and their check share the device
 
                 correctness, timing_msg, outcome = run_child(
                     jobdir,
@@ -404,7 +412,7 @@ class CandidateEvaluator:
                 if timing_msg is not None and not timing_msg.get("error"):
                     after = timing_msg.get("after")
                     if after is not None and after.get("error") is None:
-                        # loaded and compared while the device is still held shared (no one times meanwhile)
+                        # loaded and compared while the device is still held (no one times meanwhile)
                         outputs = jobfiles.load(jobdir / "outputs_after_timing.pt", self.device)
                         stale = self.check_after_timing(outputs, refs)
                     else:  # it failed, or died, when called again after the timing run
@@ -871,7 +879,8 @@ class CandidateEvaluator:
             try:
                 if failed is not None:
                     raise failed
-                compiled = compiled or torch.compile(model)
+                if compiled is None:  # (an OptimizedModule's truth value asks the model for len())
+                    compiled = torch.compile(model)
                 compile_ms = time_cuda(
                     compiled, rotated, trials=cfg.timing_trials, warmup=max(cfg.timing_warmup, 3)
                 ).median_ms
