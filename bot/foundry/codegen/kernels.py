@@ -727,19 +727,7 @@ class RowEmitter(SegmentEmitter):
         else:
             whole.append(loop_call)
         if split is not None:
-            block_n = self.genes["BLOCK_N"]
-            lines.append(split.splits_line(self.genes["split"]))
-            # chunks of whole tiles, or of 16 elements (aligned loads) when shorter than a tile; the last
-            # chunk takes the remainder, and rounding up may leave fewer chunks than asked for
-            lines.append(f"align = {block_n} if triton.cdiv(N, splits) >= {block_n} else 16")
-            lines.append("chunk = triton.cdiv(triton.cdiv(N, splits), align) * align")
-            lines.append("splits = triton.cdiv(N, chunk)")
-            lines.append("if splits > 1:")
-            lines += indent(split.launch_lines(names[-2], names[-1], f"{base_t}.device", call), 4)
-            if whole[0].startswith("if "):
-                lines += ["el" + whole[0], *whole[1:]]
-            else:
-                lines += ["else:", *indent(whole, 4)]
+            lines += split.launcher_lines(names[-2], names[-1], f"{base_t}.device", call, whole)
         else:
             lines += whole
         lines.append(f"return {', '.join(self.seg.outputs)}")

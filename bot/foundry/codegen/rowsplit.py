@@ -212,28 +212,43 @@ class RowSplit:
 
     # -- launcher -------------------------------------------------------------------------------------
 
-    def splits_line(self, gene: int | str) -> str:
+    def splits_lines(self, gene: int | str) -> list[str]:
         if gene == "auto":
-            return (
+            return [
+                f"# auto: ~{TARGET_WAVES} programs per SM of an H200 ({SM_COUNT} SMs) when rows are few and long",
                 f"splits = min({MAX_SPLITS}, triton.next_power_of_2(triton.cdiv({TARGET_WAVES * SM_COUNT}, M)), "
-                f"triton.cdiv(N, {MIN_CHUNK})) if M < {FEW_ROWS} and N >= {MIN_SPLIT_N} else 1"
-                f"  # ~{TARGET_WAVES} programs per SM of an H200 ({SM_COUNT} SMs) when rows are few and long"
-            )
-        return f"splits = min({int(gene)}, triton.cdiv(N, 16))"
+                f"triton.cdiv(N, {MIN_CHUNK})) if M < {FEW_ROWS} and N >= {MIN_SPLIT_N} else 1",
+            ]
+        return [f"splits = min({int(gene)}, triton.cdiv(N, 16))"]
 
-    def launch_lines(self, partial_name: str, finish_name: str, device: str, call: list[str]) -> list[str]:
-        """Lines of the launcher's split branch (inside `if splits > 1:`, after partial_kernel ran); `call`
-        is the row kernels' argument list (tensors, outputs, scalars, sizes, M, N and the group-norm extras)."""
+    def launcher_lines(
+        self, partial_name: str, finish_name: str, device: str, call: list[str], whole: list[str]
+    ) -> list[str]:
+        """The launcher's sizing and its split branch, with `whole` (the one-program-per-row launch) as the
+        fallback; `call` is the row kernels' argument list (tensors, outputs, scalars, sizes, M, N and the
+        group-norm extras). Call after partial_kernel."""
         em = self.em
         block_n = em.genes["BLOCK_N"]
+        lines = self.splits_lines(em.genes["split"])
+        # chunks of whole tiles, or of 16 elements (aligned loads) when shorter than a tile; the last chunk
+        # takes the remainder, and rounding up may leave fewer chunks than asked for
+        if block_n > 16:
+            lines.append(f"align = {block_n} if triton.cdiv(N, splits) >= {block_n} else 16")
+        else:
+            lines.append(f"align = {block_n}")
+        lines += ["chunk = triton.cdiv(triton.cdiv(N, splits), align) * align", "splits = triton.cdiv(N, chunk)"]
         n_at = call.index("M")
         pcall = [*self.partial_args, "partial", "M", "N", "splits", "chunk"]
         fcall = [*call[:n_at], "partial", *call[n_at:], "splits", "chunk"]
         grid2 = "(M, splits)" if self.full_outs else "(M, 1)"
         opts = em.launch_opts()
-        return [
-            f"partial = torch.empty((M, splits, {self.width()}), device={device}, dtype=torch.float32)",
-            f"{partial_name}[(M, splits)]({', '.join(pcall)}, BLOCK_M=1, BLOCK_N={block_n}, {opts})",
-            f"{finish_name}[{grid2}]({', '.join(fcall)}, BLOCK_M=1, BLOCK_N={block_n}, "
+        lines += [
+            "if splits > 1:",
+            f"    partial = torch.empty((M, splits, {self.width()}), device={device}, dtype=torch.float32)",
+            f"    {partial_name}[(M, splits)]({', '.join(pcall)}, BLOCK_M=1, BLOCK_N={block_n}, {opts})",
+            f"    {finish_name}[{grid2}]({', '.join(fcall)}, BLOCK_M=1, BLOCK_N={block_n}, "
             f"BLOCK_S=triton.next_power_of_2(splits), {opts})",
         ]
+        if whole[0].startswith("if "):
+            return [*lines, "el" + whole[0], *whole[1:]]
+        return [*lines, "else:", *indent(whole, 4)]
