@@ -26,8 +26,10 @@ case "${1:-}" in
       --budget ${BUDGET:-8} --gpus 1 --out "$out/executors-gpu.json" 2>&1 | tee "$out/executors-gpu.log" | tail -20
     exit 0 ;;
 esac
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  || exit 1
+if [ -z "${SKIP_INSTALL:-}" ]; then  # SKIP_INSTALL=1: a pass running beside another that installed them
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    || exit 1
+fi
 export PYTHONPATH=/tmp/site:$PWD/bot PYTHONUNBUFFERED=1 FOUNDRY_EXPERIENCE_DB=/tmp/foundry-gpu.duckdb
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$out/gpu.txt"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$out/gpu.txt"
@@ -50,7 +52,7 @@ case "$part" in
   bench)   # foundry bench over the example operators, template writer, side by side with eager and compile.
     # PARALLEL=N: N bench processes over disjoint shares of the operators, at once on the one GPU (their
     # evaluators share the GPU's lock file: correctness runs overlap, timing runs stay alone); joined after.
-    mapfile -t ops < <(ls ${BENCH_OPS:-examples/ops/*.py})
+    mapfile -t ops < <(printf '%s\n' ${BENCH_OPS:-examples/ops/*.py})  # in the order given
     pol=${POLICY:-strict}
     n=${PARALLEL:-1}
     for ((k = 0; k < n; k++)); do
