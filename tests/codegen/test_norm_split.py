@@ -111,6 +111,33 @@ def get_cpu_shape_variants():
     return [[torch.randn(3, 77)]]
 """
 
+# a per-row input (a temperature per row) read by both kernels: online (max, sum of exp) partials
+ROW_TEMPERATURE = """
+class Model(nn.Module):
+    def forward(self, x, t):
+        return torch.softmax(x * t, dim=-1) + t
+
+
+def get_inputs():
+    return [torch.randn(16, 100000), torch.rand(16, 1) + 0.5]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_cpu_inputs():
+    return [torch.randn(3, 70), torch.rand(3, 1) + 0.5]
+
+
+def get_cpu_init_inputs():
+    return []
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(2, 70), torch.rand(2, 1) + 0.5]]
+"""
+
 
 def operator_file(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "op.py"
@@ -132,6 +159,7 @@ CASES = [
     # 200 = 64 + 64 + 64 + 8, with the GELU and residual epilogue in the merge kernel
     ("layernorm-epilogue-4", LAYERNORM_EPILOGUE, {"row.split": 4, "row.BLOCK_N": 16}),
     ("row-stats-outputs-5", ROW_STATS, {"row.split": 5, "row.BLOCK_N": 16}),
+    ("softmax-row-temperature-4", ROW_TEMPERATURE, {"row.split": 4, "row.BLOCK_N": 16}),
 ]
 
 

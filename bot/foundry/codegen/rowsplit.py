@@ -87,7 +87,7 @@ class RowSplit:
         params = self.em.params()
         return [p for p in ("G", "CPG", "HW") if p in params]
 
-    def row_header(self) -> list[str]:
+    def row_header(self, perrow: list[str]) -> list[str]:
         lines = [
             "sid = tl.program_id(1)",
             "rows = tl.program_id(0) + tl.arange(0, BLOCK_M)[:, None]",
@@ -96,7 +96,7 @@ class RowSplit:
             "lo = sid * CHUNK",
             "hi = tl.minimum(lo + CHUNK, N)",
         ]
-        for t in self.em.perrow_inputs():
+        for t in perrow:
             lines.append(f"{t} = {self.em.load(t, False)}")
         return lines
 
@@ -114,10 +114,12 @@ class RowSplit:
         """The partial-statistics kernel; sets self.partial_args, the launcher values it takes (the
         operands its reductions read, not the epilogue's)."""
         em = self.em
-        body = ["# one program per (row, chunk): the chunk's partial statistics", *self.row_header()]
         known = set(em.perrow_inputs())
         targets = [self.nodes[r].args[0] for r in self.reductions if r not in em.online and r not in em.welford]
         targets += [self.nodes[em.online[r]].args[0] for r in self.reductions if r in em.online]
+        read = set(em.closure(targets, set()))
+        perrow = [t for t in em.perrow_inputs() if t in read]
+        body = ["# one program per (row, chunk): the chunk's partial statistics", *self.row_header(perrow)]
         pre = self.hoisted(targets, known)
         body += em.value_lines(pre, False, False)
         known |= set(pre)
@@ -189,7 +191,10 @@ class RowSplit:
         em = self.em
         params = em.kernel_params() + ["part_ptr", "M", "N", *self.extra()]
         params += ["S", "CHUNK", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_S: tl.constexpr"]
-        body = ["# one program per (row, chunk): merge the row's partials, then write the chunk", *self.row_header()]
+        body = [
+            "# one program per (row, chunk): merge the row's partials, then write the chunk",
+            *self.row_header(em.perrow_inputs()),
+        ]
         body += self.merge_lines()
         known = set(em.perrow_inputs()) | set(self.reductions)
         ready = [
