@@ -87,9 +87,11 @@ class RowSplit:
         params = self.em.params()
         return [p for p in ("G", "CPG", "HW") if p in params]
 
-    def row_header(self, perrow: list[str]) -> list[str]:
+    def row_header(self, perrow: list[str], reverse: bool = False) -> list[str]:
+        # reverse: programs start on the chunks the partial kernel read last, which may still sit in L2
+        sid = "S - 1 - tl.program_id(1)  # last-read chunks first (L2)" if reverse else "tl.program_id(1)"
         lines = [
-            "sid = tl.program_id(1)",
+            f"sid = {sid}",
             "rows = tl.program_id(0) + tl.arange(0, BLOCK_M)[:, None]",
             "row_mask = rows < M",
             "row_off = rows.to(tl.int64) * N",
@@ -193,7 +195,7 @@ class RowSplit:
         params += ["S", "CHUNK", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_S: tl.constexpr"]
         body = [
             "# one program per (row, chunk): merge the row's partials, then write the chunk",
-            *self.row_header(em.perrow_inputs()),
+            *self.row_header(em.perrow_inputs(), reverse=bool(self.full_outs)),
         ]
         body += self.merge_lines()
         known = set(em.perrow_inputs()) | set(self.reductions)
@@ -206,7 +208,7 @@ class RowSplit:
         body += em.value_lines(pre, False, False)
         known |= set(pre)
         for o in self.row_outs:
-            body.append(f"tl.store({o}_ptr + rows, {em.store_value(o)}, mask=row_mask & (sid == 0))")
+            body.append(f"tl.store({o}_ptr + rows, {em.store_value(o)}, mask=row_mask & (tl.program_id(1) == 0))")
         if self.full_outs:
             loop = ["cols = start + tl.arange(0, BLOCK_N)[None, :]", "mask = row_mask & (cols < hi)"]
             loop += em.value_lines(em.closure(self.full_outs, known), False, False)
