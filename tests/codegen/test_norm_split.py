@@ -138,6 +138,38 @@ def get_cpu_shape_variants():
     return [[torch.randn(2, 70), torch.rand(2, 1) + 0.5]]
 """
 
+# rows long enough for the "auto" sizing at real genes (2048-wide tiles): 4 rows of 4 channels x 16,384,
+# far from zero mean, 16 chunks of 4,096 per row
+LONG_GROUPNORM = """
+class Model(nn.Module):
+    def __init__(self, groups, channels):
+        super().__init__()
+        self.norm = nn.GroupNorm(groups, channels)
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+def get_inputs():
+    return [torch.randn(16, 128, 128, 128)]
+
+
+def get_init_inputs():
+    return [8, 128]
+
+
+def get_cpu_inputs():
+    return [torch.randn(2, 8, 128, 128) * 2.0 + 30.0]
+
+
+def get_cpu_init_inputs():
+    return [2, 8]
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(1, 8, 128, 128) * 2.0 + 30.0]]
+"""
+
 
 def operator_file(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "op.py"
@@ -160,6 +192,7 @@ CASES = [
     ("layernorm-epilogue-4", LAYERNORM_EPILOGUE, {"row.split": 4, "row.BLOCK_N": 16}),
     ("row-stats-outputs-5", ROW_STATS, {"row.split": 5, "row.BLOCK_N": 16}),
     ("softmax-row-temperature-4", ROW_TEMPERATURE, {"row.split": 4, "row.BLOCK_N": 16}),
+    ("groupnorm-auto-real-tiles", LONG_GROUPNORM, {"row.split": "auto"}),
 ]
 
 
@@ -226,6 +259,7 @@ def test_auto_splits_fill_the_gpu_only_for_few_long_rows(writer: TemplateWriter)
     source = writer.render(request_for(EXAMPLES / "groupnorm.py").spec, {"row.split": "auto"})
     assert auto_splits(source, 128, 262144) == 8  # 1024 programs for 132 SMs, chunks of 32K elements
     assert auto_splits(source, 16, 262144) == MAX_SPLITS
+    assert auto_splits(source, 4, 65536) == 16  # the groupnorm-auto-real-tiles case above splits too
     assert auto_splits(source, 1, 20000) == 5  # chunks of at least 4K elements: 4096 x 4 + 3616
     assert auto_splits(source, 16384, 4096) == 1  # many rows: one program per row
     assert auto_splits(source, 128, 4096) == 1  # short rows
