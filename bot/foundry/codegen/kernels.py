@@ -295,7 +295,8 @@ class PointwiseEmitter(SegmentEmitter):
 
 class RowEmitter(SegmentEmitter):
     """One program per BLOCK_M rows. Whole rows in registers when they fit (one read of the input),
-    else looped passes over column tiles, one per dependency level (online max+sum share a pass)."""
+    else looped passes over column tiles, one per dependency level (online max+sum share a pass).
+    With the `split` gene, few long rows are cut into chunks over programs instead (rowsplit.py)."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

@@ -9,7 +9,8 @@ Public API
     Deterministic: the same request (seed, island, generation, parent) gives the same candidates.
 ``TemplateWriter.propose(request: ProposalRequest) -> list[Candidate]``
     ``request.count`` candidates (fewer if the gene space runs out), each a self-contained module with
-    ``ModelNew``. Without a parent: the default genes, then the hints' genes as warm starts, then
+    ``ModelNew``. Without a parent: the default genes (and split rows, ``row.split=auto``, when the rows
+    at the full sizes are few and long), then the hints' genes as warm starts, then
     seeded mutations (the expert's preferred genes first). With a parent: its diagnosis drives the
     mutation through rules/refinement.yaml; a verified parent is also crossed with past template
     kernels. Raises ``UnsupportedOperator`` (with ``.diagnosis``: stage writer, kind unsupported,
