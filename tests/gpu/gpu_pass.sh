@@ -4,12 +4,14 @@
 # Then, in one device call:      bash tests/gpu/gpu_pass.sh PART...   with PART = probe | cheats | faults |
 # evaluator | bench | warm (probe: a short search with the evaluator's stage timings; BENCH_OPS: a glob of
 # operators); or ray1, then ray2 in the next call (Ray over two transfers: see tests/gpu/ray_fetch.sh).
-# Each of cheats, bench, warm fits one 10-minute call; results land in $OUT. A bench over more operators
+# Each of cheats, bench, warm fits one 10-minute call; results land in $OUT, which brings back at most 8
+# files (scratch goes to /tmp: bench leaves 3 files there, warm 2, probe 2, gpu.txt 1). A bench over more operators
 # than one call allows: run subsets (BENCH_OPS) in several calls, then join the JSON reports here with
 # examples/ops/bench/merge_bench.py ALL.json part*.json --md TABLE.md (each report is written after every
 # operator, so a call cut short keeps what it measured).
 set -uo pipefail
 out=${OUT:-/tmp/foundry-gpu}
+scratch=$(mktemp -d /tmp/foundry-pass-XXXX)
 mkdir -p "$out"
 case "${1:-}" in
   ray1)  # first half of the Ray wheel (tests/gpu/ray_fetch.sh): kept on the machine for the next call
@@ -37,7 +39,7 @@ for part in "${@:-cheats}"; do
 case "$part" in
   probe)   # throughput: where a candidate's time goes (debug log of each evaluation's stages)
     timeout ${PROBE_S:-150} python3 -m foundry -v optimize examples/ops/softmax.py --budget ${BUDGET:-16} \
-      --no-experience --out "$out/probe" --json > "$out/probe.json" 2> "$out/probe.log"
+      --no-experience --out "$scratch/probe" --json > "$out/probe.json" 2> "$out/probe.log"
     grep -E "evaluated in|prepared" "$out/probe.log" | tail -30 ;;
   evaluator)  # the evaluator's GPU scheduling, plus the cheats named in $CHEATS_K (a pytest -k expression)
     timeout ${EVAL_S:-300} python3 -m pytest -v -p no:cacheprovider tests/gpu/test_evaluator_gpu.py \
@@ -60,13 +62,15 @@ case "$part" in
       for ((i = k; i < ${#ops[@]}; i += n)); do share+=("${ops[i]}"); done
       timeout ${BENCH_S:-570} python3 -m foundry ${VERBOSE:+-v} bench "${share[@]}" --budget ${BUDGET:-6} \
         --time-limit ${OP_S:-20} --policy "$pol" --no-experience ${WORKERS:+--workers $WORKERS} \
-        --out "$out/bench-$pol-$k.json" > "$out/bench-$pol-$k.log" 2>&1 &
+        --out "$scratch/bench-$pol-$k.json" > "$scratch/bench-$pol-$k.log" 2>&1 &
     done
     wait
-    python3 examples/ops/bench/merge_bench.py "$out/bench-$pol.json" "$out"/bench-"$pol"-[0-9]*.json \
+    for ((k = 0; k < n; k++)); do echo "== process $k"; cat "$scratch/bench-$pol-$k.log"; done > "$out/bench-$pol.log"
+    python3 examples/ops/bench/merge_bench.py "$out/bench-$pol.json" "$scratch"/bench-"$pol"-[0-9]*.json \
       --md "$out/bench-$pol.md" 2>&1 | tail -40 ;;
   warm)    # experience library: cold vs warm search of the same operator
     timeout ${WARM_S:-560} python3 tests/experience/bench_warm_start.py ${WARM_OP:-examples/ops/softmax.py} \
-      --budget ${WARM_BUDGET:-12} --time-limit ${WARM_LIMIT:-200} --out "$out/warm" 2>&1 | tee "$out/warm.log" ;;
+      --budget ${WARM_BUDGET:-12} --time-limit ${WARM_LIMIT:-200} --out "$scratch/warm" 2>&1 | tee "$out/warm.log"
+    cp "$scratch/warm/warm_start.json" "$out/" ;;
 esac
 done
