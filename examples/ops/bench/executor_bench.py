@@ -43,6 +43,7 @@ def bench_one(kind: str, args: argparse.Namespace) -> dict[str, Any]:
         islands=args.islands,
         seed=args.seed,
         workers=args.workers,
+        gpus=args.gpus,  # the local executor: one evaluator per GPU, on this many
         experience=False,
         executor=kind,
         ray_address=args.ray_address,
@@ -135,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--islands", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=None, help="CPU workers (both executors)")
-    parser.add_argument("--gpus", type=int, default=None, help="Ray GPU actors (default: every GPU of the cluster)")
+    parser.add_argument(
+        "--gpus", type=int, default=None, help="GPUs to use: local evaluators, Ray GPU actors (default: every one)"
+    )
     parser.add_argument("--executors", default="local,ray")
     parser.add_argument("--ray-address", default=None)
     parser.add_argument("--repeats", type=int, default=3, help="single evaluations for the overhead")
