@@ -21,7 +21,7 @@ HEADER = "import torch\nfrom torch import nn\nfrom torch.nn import functional as
 # group norm over images, inputs far from zero mean (a one-pass sum/sum-of-squares variance would lose
 # digits here; Welford partials merged with Chan's formula do not): small rows of 3 channels x 35 = 105
 # elements, a variant of 3 x 25 = 75, and full (GPU) sizes with 128 rows of 262,144 elements
-GROUPNORM = """
+GROUPNORM_MODEL = """
 class Model(nn.Module):
     def __init__(self, groups, channels):
         super().__init__()
@@ -37,7 +37,11 @@ def get_inputs():
 
 def get_init_inputs():
     return [8, 128]
+"""
 
+GROUPNORM = (
+    GROUPNORM_MODEL
+    + """
 
 def get_cpu_inputs():
     return [torch.randn(2, 6, 7, 5) * 3.0 + 50.0]
@@ -50,6 +54,7 @@ def get_cpu_init_inputs():
 def get_cpu_shape_variants():
     return [[torch.randn(3, 6, 5, 5) * 3.0 + 50.0]]
 """
+)
 
 # layer norm over a very long hidden dim with a fused epilogue (GELU, residual): 3 rows of 200
 LAYERNORM_EPILOGUE = """
@@ -140,23 +145,9 @@ def get_cpu_shape_variants():
 
 # rows long enough for the "auto" sizing at real genes (2048-wide tiles): 4 rows of 4 channels x 16,384,
 # far from zero mean, 16 chunks of 4,096 per row
-LONG_GROUPNORM = """
-class Model(nn.Module):
-    def __init__(self, groups, channels):
-        super().__init__()
-        self.norm = nn.GroupNorm(groups, channels)
-
-    def forward(self, x):
-        return self.norm(x)
-
-
-def get_inputs():
-    return [torch.randn(16, 128, 128, 128)]
-
-
-def get_init_inputs():
-    return [8, 128]
-
+LONG_GROUPNORM = (
+    GROUPNORM_MODEL
+    + """
 
 def get_cpu_inputs():
     return [torch.randn(2, 8, 128, 128) * 2.0 + 30.0]
@@ -169,6 +160,7 @@ def get_cpu_init_inputs():
 def get_cpu_shape_variants():
     return [[torch.randn(1, 8, 128, 128) * 2.0 + 30.0]]
 """
+)
 
 
 def operator_file(tmp_path: Path, body: str) -> Path:
