@@ -2,11 +2,11 @@
 # One GPU verification pass, for the lent H200 (torch 2.11, triton 3.6, no pydantic/duckdb/openai/PyGithub).
 # Fetch the wheels first, here:  bash ../shared/tools/gpu-wheels.sh .whl   (.whl is git-ignored; carry it)
 # Then, in one device call:      bash tests/gpu/gpu_pass.sh PART...   with PART = probe | cheats | faults |
-# evaluator | bench | warm (probe: a short search with the evaluator's stage timings; BENCH_OPS: a glob of
-# operators); or ray1, then ray2 in the next call (Ray over two transfers: see tests/gpu/ray_fetch.sh).
+# evaluator | bench | sweep | warm (probe: a short search with the evaluator's stage timings; BENCH_OPS:
+# a glob of operators); or ray1, then ray2 in the next call (Ray over two transfers: see tests/gpu/ray_fetch.sh).
 # Each of cheats, bench, warm fits one 10-minute call; results land in $OUT, which brings back at most 8
-# files (scratch goes to /tmp: bench leaves 3 files there, warm 2, probe 2, gpu.txt 1). A bench over more operators
-# than one call allows: run subsets (BENCH_OPS) in several calls, then join the JSON reports here with
+# files (scratch goes to /tmp: bench leaves 3 files there, warm 2, probe 2, sweep 1, gpu.txt 1). A bench over
+# more operators than one call allows: run subsets (BENCH_OPS) in several calls, then join the JSON reports here with
 # examples/ops/bench/merge_bench.py ALL.json part*.json --md TABLE.md (each report is written after every
 # operator, so a call cut short keeps what it measured).
 set -uo pipefail
@@ -68,6 +68,9 @@ case "$part" in
     for ((k = 0; k < n; k++)); do echo "== process $k"; cat "$scratch/bench-$pol-$k.log"; done > "$out/bench-$pol.log"
     python3 examples/ops/bench/merge_bench.py "$out/bench-$pol.json" "$scratch"/bench-"$pol"-[0-9]*.json \
       --md "$out/bench-$pol.md" 2>&1 | tail -40 ;;
+  sweep)   # split-row variants of group norm (row.split x BLOCK_N x warps) against eager and torch.compile
+    timeout ${SWEEP_S:-300} python3 tests/gpu/split_sweep.py examples/ops/groupnorm.py > "$out/sweep.txt" 2>&1
+    tail -45 "$out/sweep.txt" ;;
   warm)    # experience library: cold vs warm search of the same operator
     timeout ${WARM_S:-560} python3 tests/experience/bench_warm_start.py ${WARM_OP:-examples/ops/softmax.py} \
       --budget ${WARM_BUDGET:-12} --time-limit ${WARM_LIMIT:-200} --out "$scratch/warm" 2>&1 | tee "$out/warm.log"
