@@ -71,6 +71,9 @@ class EvaluatorConfig:
     # On a GPU: candidates whose correctness runs share the device at once (timing is always alone); each
     # child's memory cap is its share. The search takes several (GPU_SEARCH_CONCURRENCY); a check, one.
     gpu_concurrency: int = 1
+    # Default-shape trials the kernel is called on again after its timing run (results must not drift with
+    # the call count); the device is held alone meanwhile, so a search checks one, the final check all.
+    after_timing_trials: int = 1
 
 
 @dataclass
@@ -216,6 +219,7 @@ class CandidateEvaluator:
             self.config, timing_trials=max(self.config.timing_trials, REVERIFY_TIMING_TRIALS)
         )
         final.trials = self.trials * REVERIFY_TRIAL_FACTOR
+        final.config = dataclasses.replace(final.config, after_timing_trials=final.trials)
         return final.evaluate(candidate)
 
     def close(self) -> None:
@@ -228,6 +232,10 @@ class CandidateEvaluator:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def after_trials(self) -> int:
+        return max(1, min(self.config.after_timing_trials, self.trials))
 
     @property
     def timing_available(self) -> bool:
@@ -368,6 +376,7 @@ class CandidateEvaluator:
                     "gpu_memory_fraction": self.config.gpu_memory_fraction / (1 if alone else self.concurrency),
                     "static_compile": self.config.static_compile,
                     "tf32": self.tf32,
+                    "after_trials": self.after_trials,
                     "timing": {
                         "trials": self.config.timing_trials,
                         "warmup": self.config.timing_warmup,
@@ -414,7 +423,7 @@ class CandidateEvaluator:
                     if after is not None and after.get("error") is None:
                         # loaded and compared while the device is still held (no one times meanwhile)
                         outputs = jobfiles.load(jobdir / "outputs_after_timing.pt", self.device)
-                        stale = self.check_after_timing(outputs, refs)
+                        stale = self.check_after_timing(outputs, refs[: self.after_trials])
                     else:  # it failed, or died, when called again after the timing run
                         stale = self.child_failure(after, outcome).model_copy(update={"stage": Stage.TIMING})
                     after_checked = True
@@ -606,8 +615,16 @@ class CandidateEvaluator:
     def check_after_timing(
         self, outputs: list[list[torch.Tensor] | None], refs: list[list[torch.Tensor]]
     ) -> Diagnosis | None:
-        """The candidate, called again on known inputs after the whole timing run, must still be right."""
+        """The candidate, called again on known inputs after the whole timing run, must still be right
+        (refs: those of the trials it was asked to call again)."""
         tolerances = self.probe_tolerances or []
+        if len(outputs) != len(refs):
+            return Diagnosis(
+                stage=Stage.TIMING,
+                kind=FailureKind.STATE_DEPENDENT,
+                rule="state:after_timing",
+                message=f"after the timing run the worker returned {len(outputs)} trial(s) of outputs, not {len(refs)}",
+            )
         for t, out in enumerate(outputs):
             if out is None or len(out) != len(refs[t]):
                 return Diagnosis(

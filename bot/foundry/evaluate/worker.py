@@ -317,7 +317,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     # shared again by now, nobody else times)
     try:
         after: list[list[Any] | None] = []
-        for t, src in enumerate(sources):
+        for t, src in enumerate(sources[: int(job.get("after_trials", len(sources)))]):
             buf = rotated[t % len(rotated)]
             for dst, x in zip(buf, src, strict=True):
                 if isinstance(dst, torch.Tensor):
