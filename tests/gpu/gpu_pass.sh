@@ -60,8 +60,8 @@ case "$part" in
     for ((k = 0; k < n; k++)); do
       share=()
       for ((i = k; i < ${#ops[@]}; i += n)); do share+=("${ops[i]}"); done
-      timeout ${BENCH_S:-570} python3 -m foundry ${VERBOSE:+-v} bench "${share[@]}" --budget ${BUDGET:-6} \
-        --time-limit ${OP_S:-20} --policy "$pol" --no-experience ${WORKERS:+--workers $WORKERS} \
+      timeout ${BENCH_S:-570} python3 -m foundry ${VERBOSE:+-v} bench "${share[@]}" --budget ${BUDGET:-4} \
+        --time-limit ${OP_S:-40} --policy "$pol" --no-experience ${WORKERS:+--workers $WORKERS} \
         --out "$scratch/bench-$pol-$k.json" > "$scratch/bench-$pol-$k.log" 2>&1 &
     done
     wait
