@@ -275,7 +275,7 @@ def test_mutation_toggles_and_resizes_the_split(writer: TemplateWriter):
     [base] = writer.propose(request_for(path))
     parent = base.model_copy(update={"id": "parent", "genes": {**base.genes, "row.split": 16}})
     seen = set()
-    for seed in range(12):
+    for seed in range(30):
         for c in writer.propose(request_for(path, parent=parent, generation=1, count=6, seed=seed)):
             seen.add(c.genes["row.split"])
     assert 16 in seen and len(seen - {16}) >= 2, seen  # stepped to a neighbour or redrawn

@@ -18,6 +18,7 @@ CASES = [
     ("softmax", EXAMPLES / "softmax.py", {}),
     ("groupnorm-looped-welford", EXAMPLES / "groupnorm.py", {"row.max_single_n": 0}),
     ("groupnorm-split-rows", EXAMPLES / "groupnorm.py", {"row.split": 4}),  # partials + merge kernels
+    ("groupnorm-lane-welford", EXAMPLES / "groupnorm.py", {"row.split": 4, "row.welford": "lane"}),
     ("cross-entropy", EXAMPLES / "cross_entropy.py", {}),
     ("channel-affine-rows", OPERATORS / "channel_affine.py", {}),
     ("mean-dim1", EXAMPLES / "mean_dim1.py", {}),

@@ -1,11 +1,12 @@
-"""Time group norm's split-row variants (gene row.split x BLOCK_N x warps) on the GPU, beside eager and
-torch.compile, with each variant's max error: a developer's sweep to pick the split-row defaults (it runs
+"""Time group norm's split-row variants (genes row.split x BLOCK_N x warps x welford) on the GPU, beside
+eager and torch.compile, with each variant's max error: a developer's sweep to pick the split-row defaults (it runs
 the generated kernels in this process; verdicts of record come from the evaluator, via `foundry bench`).
 
     python3 tests/gpu/split_sweep.py [examples/ops/groupnorm.py]      (from the repo root; gpu_pass.sh sweep)
 """
 
 import importlib.util
+import itertools
 import sys
 import tempfile
 
@@ -28,18 +29,17 @@ with torch.no_grad():
         comp = torch.compile(ref)
         comp(x)
         print(f"torch.compile {bench(lambda: comp(x)):.3f} ms", flush=True)
-    for split in (1, 4, 8, 16, 32, 64, "auto"):
-        for block_n in (1024, 2048, 4096):
-            for warps in (4, 8):
-                src = writer.render(op.spec, {"row.split": split, "row.BLOCK_N": block_n, "row.num_warps": warps})
-                path = tempfile.NamedTemporaryFile("w", suffix=".py", delete=False)
-                path.write(src)
-                path.close()
-                spec = importlib.util.spec_from_file_location(f"cand_{split}_{block_n}_{warps}", path.name)
-                mod = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(mod)
-                model = mod.ModelNew(*op.init_inputs(small=not gpu)).to(dev)
-                model.load_state_dict(ref.state_dict())
-                err = (model(x) - want).abs().max().item()
-                ms = bench(lambda m=model: m(x))
-                print(f"split={split} BLOCK_N={block_n} warps={warps}: {ms:.3f} ms, max err {err:.1e}", flush=True)
+    variants = itertools.product((1, 8, 16, 32, "auto"), (1024, 2048, 4096), (4, 8), ("tile", "lane"))
+    for split, block_n, warps, welford in variants:
+        genes = {"row.split": split, "row.BLOCK_N": block_n, "row.num_warps": warps, "row.welford": welford}
+        path = tempfile.NamedTemporaryFile("w", suffix=".py", delete=False)
+        path.write(writer.render(op.spec, genes))
+        path.close()
+        spec = importlib.util.spec_from_file_location(f"cand_{split}_{block_n}_{warps}_{welford}", path.name)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        model = mod.ModelNew(*op.init_inputs(small=not gpu)).to(dev)
+        model.load_state_dict(ref.state_dict())
+        err = (model(x) - want).abs().max().item()
+        ms = bench(lambda m=model: m(x))
+        print(f"{' '.join(f'{k}={v}' for k, v in genes.items())}: {ms:.3f} ms, max err {err:.1e}", flush=True)

@@ -25,6 +25,9 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     # programs per row: 1 = one program walks the whole row; more = partial statistics per chunk, then a
     # merge-and-normalize kernel (few, very long rows: group norm); auto = sized by rows and SM count
     "row.split": (1, 2, 4, 8, 16, 32, 64, "auto"),
+    # looped mean/variance: merge each tile's statistics into the row's (tile) or keep them per lane and
+    # merge the lanes once after the loop (lane: no block-wide reduction per tile)
+    "row.welford": ("tile", "lane"),
     "col.BLOCK_R": (4, 8, 16, 32, 64),
     "col.BLOCK_I": (16, 32, 64, 128, 256),
     "col.num_warps": (1, 2, 4, 8, 16),
@@ -64,6 +67,7 @@ DEFAULTS: dict[str, Gene] = {
     "row.num_warps": 8,
     "row.online_reduction": True,
     "row.split": 1,
+    "row.welford": "tile",
     "col.BLOCK_R": 32,
     "col.BLOCK_I": 128,
     "col.num_warps": 4,

@@ -580,6 +580,8 @@ class RowEmitter(SegmentEmitter):
             body.append("for start in range(0, N, BLOCK_N):")
             body += indent(loop, 4)
             for r in here:
+                body += self.acc_collapse(r)
+            for r in here:
                 body += self.acc_final(r)
             known |= set(here)
         ready = [
@@ -599,7 +601,8 @@ class RowEmitter(SegmentEmitter):
         if r in self.welford:
             return []
         if r in self.welford_sums:
-            return [f"{r}_{part} = tl.zeros([BLOCK_M, 1], dtype=tl.float32)" for part in ("count", "mean", "m2")]
+            width = "BLOCK_N" if self.lane_welford else "1"
+            return [f"{r}_{part} = tl.zeros([BLOCK_M, {width}], dtype=tl.float32)" for part in ("count", "mean", "m2")]
         if r in self.online:
             return [f"{r}_run = tl.zeros([BLOCK_M, 1], dtype=tl.float32)"]
         if op in ("sum", "gather"):
@@ -620,6 +623,15 @@ class RowEmitter(SegmentEmitter):
         src = self.var(node.args[0])
         if r in self.welford:
             return []  # the paired sum merges the tile's M2
+        if r in self.welford_sums and self.lane_welford:
+            # every lane keeps its own count/mean/M2 (no block-wide reduction per tile); acc_collapse merges
+            return [
+                f"{r}_n = {r}_count + mask.to(tl.float32)",
+                f"{r}_dev = tl.where(mask, {src} - {r}_mean, 0.0)",
+                f"{r}_mean += {r}_dev / tl.maximum({r}_n, 1.0)",
+                f"{r}_m2 += {r}_dev * tl.where(mask, {src} - {r}_mean, 0.0)",
+                f"{r}_count = {r}_n",
+            ]
         if r in self.welford_sums:
             return [
                 f"{r}_tcount = tl.sum(mask.to(tl.float32), axis=1, keep_dims=True)",
@@ -659,6 +671,25 @@ class RowEmitter(SegmentEmitter):
             f"{r}_take = {r}_val {cmp} {r}_best",
             f"{r} = tl.where({r}_take, {r}_idx, {r})",
             f"{r}_best = tl.where({r}_take, {r}_val, {r}_best)",
+        ]
+
+    @property
+    def lane_welford(self) -> bool:
+        """Gene welford: "tile" merges each tile's statistics into the row's (three block reductions per
+        tile), "lane" keeps them per lane and merges the lanes once after the loop (Chan's formula)."""
+        return self.genes.get("welford", "tile") == "lane"
+
+    def acc_collapse(self, r: str) -> list[str]:
+        """After the loop: a Welford sum's per-lane count/mean/M2 merged into the row's."""
+        if r not in self.welford_sums or not self.lane_welford:
+            return []
+        return [
+            f"{r}_total = tl.sum({r}_count, axis=1, keep_dims=True)",
+            f"{r}_rmean = tl.sum({r}_count * {r}_mean, axis=1, keep_dims=True) / tl.maximum({r}_total, 1.0)",
+            f"{r}_ldev = {r}_mean - {r}_rmean",
+            f"{r}_m2 = tl.sum({r}_m2 + {r}_count * {r}_ldev * {r}_ldev, axis=1, keep_dims=True)",
+            f"{r}_mean = {r}_rmean",
+            f"{r}_count = {r}_total",
         ]
 
     def acc_final(self, r: str) -> list[str]:

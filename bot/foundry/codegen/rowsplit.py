@@ -133,6 +133,8 @@ class RowSplit:
             loop += em.acc_update(r)
         body.append("for start in range(lo, hi, BLOCK_N):")
         body += indent(loop, 4)
+        for r in self.reductions:
+            body += em.acc_collapse(r)
         body.append(f"part = part_ptr + (rows * S + sid) * {self.width()}")
         i = 0
         for r, names in self.slots():
