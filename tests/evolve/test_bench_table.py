@@ -14,6 +14,23 @@ from foundry.commands.bench import (
 from foundry.core.records import Diagnosis, FailureKind, Roofline, Stage, Timing, Verdict
 
 
+def report(rows, **over) -> BenchReport:
+    """A bench report of these rows on one setup; `over` changes any field."""
+    fields = dict(
+        date="2026-12-02T10:00:00+00:00",
+        device="NVIDIA H200",
+        torch_version="2.11.0",
+        triton_version="3.6.0",
+        python_version="3.12.0",
+        policy="strict",
+        writer="template",
+        budget=6,
+        rows=tuple(rows),
+        aggregate=aggregate(list(rows)),
+    )
+    return BenchReport(**(fields | over))
+
+
 def timed(cid: str, cand: float, eager: float, compiled: float) -> Verdict:
     roofline = Roofline(
         bytes_moved=1 << 28,
@@ -73,18 +90,7 @@ def test_rendering_side_by_side_and_what_was_not_timed():
     assert "90% of roofline, memory-bound" in block
     assert "not timed: no verified kernel" in render_operator(bad)
     assert "[correctness/mismatch] off" in render_operator(bad)
-    report = BenchReport(
-        device="NVIDIA H200",
-        torch_version="t",
-        triton_version="tr",
-        python_version="3.12",
-        policy="strict",
-        writer="template",
-        budget=12,
-        rows=(good, bad),
-        aggregate=aggregate([good, bad]),
-    )
-    table = render_table(report)
+    table = render_table(report([good, bad], budget=12))
     assert "ops/a.py::Model | yes | 1.0000 ms | 0.6000 ms | 0.5000 ms | 2.00x | 1.20x" in table
     assert "geometric mean: 2.00x over eager, 1.20x over torch.compile" in table
     assert "faster than eager on 50%, than torch.compile on 50% of operators" in table
@@ -94,25 +100,10 @@ def test_reports_of_one_setup_merge_and_others_are_refused():
     from foundry.commands.bench import merge_reports
     from foundry.core.errors import FatalError
 
-    def report(rows, **over):
-        fields = dict(
-            date="2026-12-02T10:00:00+00:00",
-            device="NVIDIA H200",
-            torch_version="2.11.0",
-            triton_version="3.6.0",
-            python_version="3.12.0",
-            policy="strict",
-            writer="template",
-            budget=6,
-            rows=tuple(rows),
-            aggregate=aggregate(list(rows)),
-            notes=("partial: 1 of 2 operators still to run",),
-        )
-        return BenchReport(**(fields | over))
-
     a = row_from("a.py", "search", timed("a", 1.0, 2.0, 1.0), 6, 60.0)
     b = row_from("b.py", "search", timed("b", 1.0, 8.0, 4.0), 6, 60.0)
-    merged = merge_reports([report([a]), report([b], date="2026-12-02T11:00:00+00:00", notes=())])
+    first = report([a], notes=("partial: 1 of 2 operators still to run",))
+    merged = merge_reports([first, report([b], date="2026-12-02T11:00:00+00:00")])
     assert [r.operator for r in merged.rows] == ["a.py", "b.py"]
     assert merged.aggregate.geomean_speedup_eager == pytest.approx(4.0)
     assert merged.aggregate.geomean_speedup_compile == pytest.approx(2.0)
