@@ -617,34 +617,25 @@ class CandidateEvaluator:
     ) -> Diagnosis | None:
         """The candidate, called again on known inputs after the whole timing run, must still be right
         (refs: those of the trials it was asked to call again)."""
+
+        def stale(message: str, evidence: Diagnosis | None = None) -> Diagnosis:
+            update = {"stage": Stage.TIMING, "kind": FailureKind.STATE_DEPENDENT, "rule": "state:after_timing"}
+            if evidence is not None:  # a mismatch keeps its statistics
+                return evidence.model_copy(update=update | {"message": message})
+            return Diagnosis(message=message, **update)
+
         tolerances = self.probe_tolerances or []
         if len(outputs) != len(refs):
-            return Diagnosis(
-                stage=Stage.TIMING,
-                kind=FailureKind.STATE_DEPENDENT,
-                rule="state:after_timing",
-                message=f"after the timing run the worker returned {len(outputs)} trial(s) of outputs, not {len(refs)}",
-            )
+            returned = f"{len(outputs)} trial(s) of outputs, not {len(refs)}"
+            return stale(f"after the timing run the worker returned {returned}")
         for t, out in enumerate(outputs):
             if out is None or len(out) != len(refs[t]):
-                return Diagnosis(
-                    stage=Stage.TIMING,
-                    kind=FailureKind.STATE_DEPENDENT,
-                    rule="state:after_timing",
-                    message=f"after the timing run, trial {t}'s outputs are no longer plain tensors",
-                )
+                return stale(f"after the timing run, trial {t}'s outputs are no longer plain tensors")
             for k, (o, r) in enumerate(zip(out, refs[t], strict=True)):
                 tol = tolerances[k] if k < len(tolerances) else self.tolerance
                 diag = compare(o, r, tol, kind=FailureKind.STATE_DEPENDENT, what=f"trial {t}, output {k}")
                 if diag is not None:
-                    return diag.model_copy(
-                        update={
-                            "stage": Stage.TIMING,
-                            "kind": FailureKind.STATE_DEPENDENT,
-                            "rule": "state:after_timing",
-                            "message": f"result changed after many calls (the timing run): {diag.message}",
-                        }
-                    )
+                    return stale(f"result changed after many calls (the timing run): {diag.message}", diag)
         return None
 
     def runtime_guard(self, calls: list[dict[str, Any]], library: set[str]) -> Diagnosis | None:
