@@ -29,13 +29,14 @@ def search(operator: str, out: Path, db: Path, budget: int, islands: int, time_l
             "--islands", str(islands), "--out", str(out), "--json"]  # fmt: skip
     if time_limit:
         argv += ["--time-limit", str(time_limit)]
+    out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    with (out / "stderr.log").open("w") as log:  # streamed: a run killed by a time limit keeps its log
+        proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
     wall = time.monotonic() - started
-    (out / "stderr.log").parent.mkdir(parents=True, exist_ok=True)
-    (out / "stderr.log").write_text(proc.stderr)
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"optimize failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        tail = (out / "stderr.log").read_text()[-3000:]
+        raise SystemExit(f"optimize failed ({proc.returncode}):\n{tail}")
     report = json.loads(proc.stdout)
     history = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines() if line.strip()]
     return {"report": report, "history": history, "wall_s": wall}
@@ -92,18 +93,25 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     db = args.out / "experience.duckdb"
     db.unlink(missing_ok=True)
+    result_file = args.out / "warm_start.json"
+    print(f"cold search of {args.operator} (budget {args.budget}) ...", flush=True)
     cold = search(args.operator, args.out / "cold", db, args.budget, args.islands, args.time_limit)
     cold_summary = summarize(cold, None)
     target = cold_summary["best_speedup_in_search"]
     cold_summary = summarize(cold, target)
+    result = {"operator": args.operator, "budget": args.budget, "islands": args.islands,
+              "cold_best_speedup": target, "cold": cold_summary, "warm": None}  # fmt: skip
+    # Written now as well: a warm run cut off by a time limit leaves the cold numbers behind.
+    result_file.write_text(json.dumps(result, indent=2))
+    print(f"cold: {json.dumps(cold_summary)}", flush=True)
+    print("warm search ...", flush=True)
     warm = search(args.operator, args.out / "warm", db, args.budget, args.islands, args.time_limit)
     warm_summary = summarize(warm, target)
-    result = {"operator": args.operator, "budget": args.budget, "islands": args.islands,
-              "cold_best_speedup": target, "cold": cold_summary, "warm": warm_summary}  # fmt: skip
+    result["warm"] = warm_summary
     key = f"evaluations_to_{TOLERANCE:.2f}x_cold_best"
     if target and cold_summary[key] and warm_summary[key]:
         result["warm_over_cold_evaluations"] = round(warm_summary[key] / cold_summary[key], 3)
-    (args.out / "warm_start.json").write_text(json.dumps(result, indent=2))
+    result_file.write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
     return 0
 

@@ -74,6 +74,6 @@ case "$part" in
   warm)    # experience library: cold vs warm search of the same operator
     timeout ${WARM_S:-560} python3 tests/experience/bench_warm_start.py ${WARM_OP:-examples/ops/softmax.py} \
       --budget ${WARM_BUDGET:-12} --time-limit ${WARM_LIMIT:-200} --out "$scratch/warm" 2>&1 | tee "$out/warm.log"
-    cp "$scratch/warm/warm_start.json" "$out/" ;;
+    cp "$scratch/warm/warm_start.json" "$out/" || tail -c 3000 "$scratch"/warm/*/stderr.log ;;
 esac
 done
