@@ -163,6 +163,26 @@ def get_cpu_shape_variants():
 )
 
 
+# channels of 16 and 32 elements (HW a multiple of 16-wide tiles: one weight per tile, CH_TILE) and a
+# variant of 15-element channels (tiles cross channels: the per-element gather)
+CHANNEL_TILES = (
+    GROUPNORM_MODEL
+    + """
+
+def get_cpu_inputs():
+    return [torch.randn(2, 6, 4, 4) * 3.0 + 50.0]
+
+
+def get_cpu_init_inputs():
+    return [2, 6]
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(3, 6, 4, 8) * 3.0 + 50.0], [torch.randn(2, 6, 3, 5) * 3.0 + 50.0]]
+"""
+)
+
+
 def operator_file(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "op.py"
     path.write_text(HEADER + textwrap.dedent(body))
@@ -185,6 +205,8 @@ CASES = [
     ("row-stats-outputs-5", ROW_STATS, {"row.split": 5, "row.BLOCK_N": 16}),
     ("softmax-row-temperature-4", ROW_TEMPERATURE, {"row.split": 4, "row.BLOCK_N": 16}),
     ("groupnorm-auto-real-tiles", LONG_GROUPNORM, {"row.split": "auto"}),
+    # 48 = 32 + 16: chunk starts and channels on 16-wide tile boundaries (one weight per tile)
+    ("groupnorm-channel-tiles-2", CHANNEL_TILES, {"row.split": 2, "row.BLOCK_N": 16}),
 ]
 
 
@@ -196,6 +218,16 @@ def test_split_rows_are_verified(writer: TemplateWriter, tmp_path: Path, name: s
     source = writer.render(request_for(path).spec, genes)
     assert split_launch(source), source
     verdict = evaluate(path, source, name)
+    assert verdict.verified, explain(verdict)
+
+
+@pytest.mark.interp
+@pytest.mark.slow
+def test_looped_group_norm_reads_one_weight_per_tile(writer: TemplateWriter, tmp_path: Path):
+    path = operator_file(tmp_path, CHANNEL_TILES)
+    source = writer.render(request_for(path).spec, {"row.split": 1, "row.max_single_n": 0, "row.BLOCK_N": 16})
+    assert "CH_TILE=HW % 16 == 0" in source and "start // HW, mask=row_mask" in source
+    verdict = evaluate(path, source, "groupnorm-looped-channel-tiles")
     assert verdict.verified, explain(verdict)
 
 
@@ -224,6 +256,8 @@ def test_partials_merge_welford_statistics(writer: TemplateWriter, tmp_path: Pat
     assert "p_norm_weight" not in partial  # the affine parameters are read by the merge kernel only
     assert "_pm2 + sum_2_pcount * sum_2_pdev * sum_2_pdev" in finish  # Chan's merge of M2
     assert "(rows % G) * CPG + cols // HW" in finish  # per-channel weight inside the group's row
+    assert "(rows % G) * CPG + start // HW, mask=row_mask" in finish  # ... one per tile when CH_TILE
+    assert "CH_TILE=HW % 2048 == 0 and chunk % 2048 == 0" in source
     assert "partial = torch.empty((M, splits, 3)" in source and "atomic" not in source
 
 

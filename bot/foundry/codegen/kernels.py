@@ -442,9 +442,16 @@ class RowEmitter(SegmentEmitter):
             return self.load_cast(f"tl.load({t}_ptr + cols, mask=cols < N, other=0.0)", t)
         return self.load_cast(f"tl.load({t}_ptr)", t)
 
-    def gparam_load(self, g: str) -> str:
+    def gparam_load(self, g: str, single: bool) -> str:
+        """A group-norm parameter at each element: its channel is (group, column // HW). In a tile loop whose
+        tiles never cross a channel (CH_TILE: HW and the chunk start are multiples of BLOCK_N, decided by the
+        launcher) the channel is one per tile and the load one value per row, not a gather per element."""
         p = self.nodes[g].args[0]
-        return self.load_cast(f"tl.load({p}_ptr + (rows % G) * CPG + cols // HW, mask=mask, other=0.0)", p)
+        gather = self.load_cast(f"tl.load({p}_ptr + (rows % G) * CPG + cols // HW, mask=mask, other=0.0)", p)
+        if single:
+            return gather
+        tile = self.load_cast(f"tl.load({p}_ptr + (rows % G) * CPG + start // HW, mask=row_mask, other=0.0)", p)
+        return f"({tile} if CH_TILE else {gather})"
 
     # -- statements -----------------------------------------------------------------------------------
 
@@ -470,7 +477,7 @@ class RowEmitter(SegmentEmitter):
             node = self.nodes[n]
             if n not in self.members:
                 if node.op == "gparam":
-                    lines.append(f"{n} = {self.gparam_load(n)}")
+                    lines.append(f"{n} = {self.gparam_load(n, single)}")
                 elif n in self.tensors:
                     if self.roles.get(n) not in ("perrow", "gsrc"):
                         lines.append(f"{n} = {self.load(n, single)}")
@@ -528,13 +535,14 @@ class RowEmitter(SegmentEmitter):
         body += self.stores(self.seg.outputs)
         return ["@triton.jit", f"def {name}({', '.join(self.params())}):", *indent(body, 4)]
 
-    def params(self) -> list[str]:
-        extra = (
-            ["G", "CPG", "HW"]
-            if any(self.nodes[a].op == "gparam" for n in self.seg.nodes for a in self.nodes[n].args)
-            else []
-        )
-        return self.kernel_params() + ["M", "N"] + extra + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr"]
+    def grouped(self) -> bool:
+        """Whether the segment reads group-norm parameters (per channel of a group)."""
+        return any(self.nodes[a].op == "gparam" for n in self.seg.nodes for a in self.nodes[n].args)
+
+    def params(self, looped: bool = False) -> list[str]:
+        extra = ["G", "CPG", "HW"] if self.grouped() else []
+        tail = ["CH_TILE: tl.constexpr"] if looped and extra else []
+        return self.kernel_params() + ["M", "N"] + extra + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", *tail]
 
     def loop_kernel(self, name: str) -> list[str]:
         body = self.header("")
@@ -594,7 +602,7 @@ class RowEmitter(SegmentEmitter):
         body += self.value_lines(self.closure(ready, known), False, False)
         known |= set(ready)
         body += self.stores([o for o in row_outs if o not in stored])
-        return ["@triton.jit", f"def {name}({', '.join(self.params())}):", *indent(body, 4)]
+        return ["@triton.jit", f"def {name}({', '.join(self.params(looped=True))}):", *indent(body, 4)]
 
     def acc_init(self, r: str) -> list[str]:
         op = self.nodes[r].op
@@ -735,17 +743,19 @@ class RowEmitter(SegmentEmitter):
         for o in self.seg.outputs:
             lines.append(f"{o} = torch.empty({self.out_shape(o)}, device={base_t}.device, dtype={self.dtype_expr(o)})")
         extra: list[str] = []
+        ch_tile = ""
         gp = [a for n in self.seg.nodes for a in self.nodes[n].args if self.nodes[a].op == "gparam"]
         if gp:
             p = self.nodes[gp[0]].args[0]
             lines += ["G = shape[1]", f"CPG = {p}.numel() // G", "HW = N // CPG"]
             extra = ["G", "CPG", "HW"]
+            ch_tile = f", CH_TILE=HW % {self.genes['BLOCK_N']} == 0"  # tiles inside one channel
         block_m = self.genes["BLOCK_M"]
         call = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["M", "N"] + extra
         grid = f"(triton.cdiv(M, {block_m}),)"
         loop_call = (
             f"{loop_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
-            f"BLOCK_N={self.genes['BLOCK_N']}, {self.launch_opts()})"
+            f"BLOCK_N={self.genes['BLOCK_N']}{ch_tile}, {self.launch_opts()})"
         )
         whole: list[str] = []
         if max_single > 0:

@@ -48,6 +48,7 @@ class RowSplit:
         self.full_outs = [o for o in emitter.seg.outputs if emitter.roles[o] == "full"]
         self.row_outs = [o for o in emitter.seg.outputs if emitter.roles[o] == "perrow"]
         self.partial_args: list[str] = []  # set by partial_kernel
+        self.partial_ch_tile = False  # set by partial_kernel: it reads group-norm parameters in its tile loop
 
     def reason(self) -> str | None:
         """Why this segment cannot be split, or None when it can."""
@@ -148,6 +149,9 @@ class RowSplit:
         used = [p for p in operands if re.search(rf"\b{p}\b", text)]
         self.partial_args = [p.removesuffix("_ptr") for p in used]
         params = [*used, "part_ptr", "M", "N", "S", "CHUNK", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr"]
+        self.partial_ch_tile = bool(re.search(r"\bCH_TILE\b", text))
+        if self.partial_ch_tile:
+            params.append("CH_TILE: tl.constexpr")
         return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
     def merge_lines(self) -> list[str]:
@@ -195,6 +199,8 @@ class RowSplit:
         em = self.em
         params = em.kernel_params() + ["part_ptr", "M", "N", *self.extra()]
         params += ["S", "CHUNK", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_S: tl.constexpr"]
+        if self.extra():
+            params.append("CH_TILE: tl.constexpr")
         body = [
             "# one program per (row, chunk): merge the row's partials, then write the chunk",
             *self.row_header(em.perrow_inputs(), reverse=bool(self.full_outs)),
@@ -251,12 +257,15 @@ class RowSplit:
         fcall = [*call[:n_at], "partial", *call[n_at:], "splits", "chunk"]
         grid2 = "(M, splits)" if self.full_outs else "(M, 1)"
         opts = em.launch_opts()
+        # group-norm parameters: one channel per tile when tiles and chunk starts sit on channel boundaries
+        ch_tile = f", CH_TILE=HW % {block_n} == 0 and chunk % {block_n} == 0" if self.extra() else ""
         lines += [
             "if splits > 1:",
             f"    partial = torch.empty((M, splits, {self.width()}), device={device}, dtype=torch.float32)",
-            f"    {partial_name}[(M, splits)]({', '.join(pcall)}, BLOCK_M=1, BLOCK_N={block_n}, {opts})",
+            f"    {partial_name}[(M, splits)]({', '.join(pcall)}, BLOCK_M=1, BLOCK_N={block_n}"
+            f"{ch_tile if self.partial_ch_tile else ''}, {opts})",
             f"    {finish_name}[{grid2}]({', '.join(fcall)}, BLOCK_M=1, BLOCK_N={block_n}, "
-            f"BLOCK_S=triton.next_power_of_2(splits), {opts})",
+            f"BLOCK_S=triton.next_power_of_2(splits){ch_tile}, {opts})",
         ]
         if whole[0].startswith("if "):
             return [*lines, "el" + whole[0], *whole[1:]]
