@@ -38,7 +38,7 @@ python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', tr
 for part in "${@:-cheats}"; do
 case "$part" in
   probe)   # throughput: where a candidate's time goes (debug log of each evaluation's stages)
-    timeout ${PROBE_S:-150} python3 -m foundry -v optimize examples/ops/softmax.py --budget ${BUDGET:-16} \
+    timeout ${PROBE_S:-150} python3 -m foundry -v optimize ${PROBE_OP:-examples/ops/softmax.py} --budget ${BUDGET:-16} \
       --no-experience --out "$scratch/probe" --json > "$out/probe.json" 2> "$out/probe.log"
     grep -E "evaluated in|prepared" "$out/probe.log" | tail -30 ;;
   evaluator)  # the evaluator's GPU scheduling, plus the cheats named in $CHEATS_K (a pytest -k expression)

@@ -19,6 +19,9 @@ gpu = torch.cuda.is_available()
 op = load_operator(sys.argv[1] if len(sys.argv) > 1 else "examples/ops/groupnorm.py")
 dev = "cuda" if gpu else "cpu"
 ref = op.model_cls(*op.init_inputs(small=not gpu)).to(dev)
+with torch.no_grad():  # away from ones and zeros, so that a wrong channel's weight shows in the error
+    for p in ref.parameters():
+        p.add_(0.1 * torch.randn_like(p))
 x = op.inputs(small=not gpu)[0].to(dev)
 writer = TemplateWriter(loader=lambda _: op)
 bench = triton.testing.do_bench if gpu else (lambda fn: (fn(), float("nan"))[1])
@@ -29,7 +32,8 @@ with torch.no_grad():
         comp = torch.compile(ref)
         comp(x)
         print(f"torch.compile {bench(lambda: comp(x)):.3f} ms", flush=True)
-    variants = itertools.product((1, 8, 16, 32, "auto"), (1024, 2048, 4096), (4, 8), ("tile", "lane"))
+    moved = 2 * x.numel() * x.element_size()  # read once, written once: the floor of any kernel's traffic
+    variants = itertools.product((1, 8, 16, "auto"), (1024, 2048, 4096), (4, 8), ("tile", "lane"))
     for split, block_n, warps, welford in variants:
         genes = {"row.split": split, "row.BLOCK_N": block_n, "row.num_warps": warps, "row.welford": welford}
         path = tempfile.NamedTemporaryFile("w", suffix=".py", delete=False)
@@ -42,4 +46,5 @@ with torch.no_grad():
         model.load_state_dict(ref.state_dict())
         err = (model(x) - want).abs().max().item()
         ms = bench(lambda m=model: m(x))
-        print(f"{' '.join(f'{k}={v}' for k, v in genes.items())}: {ms:.3f} ms, max err {err:.1e}", flush=True)
+        rate = f", {moved / ms / 1e9:.2f} TB/s" if gpu else ""
+        print(f"{' '.join(f'{k}={v}' for k, v in genes.items())}: {ms:.3f} ms{rate}, max err {err:.1e}", flush=True)
