@@ -202,3 +202,40 @@ def test_ray_worker_that_cannot_be_scheduled_fails_within_its_bound(cluster, rec
     finally:
         remove_placement_group(hold)
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("slots", [2, 1])
+def test_ray_actor_takes_as_many_candidates_at_once_as_it_has_slots(cluster, slots):
+    """One actor, two candidates that each wait for the other inside it: with two slots they meet (both
+    were in the actor at once); with one slot, the control, the first waits alone and gives up."""
+    import ray_doubles
+
+    ray.cloudpickle.register_pickle_by_value(ray_doubles)
+    factory = ray_doubles.BarrierFactory(parties=2, wait_s=5.0)
+    with RayExecutor(factory, cpu_workers=1, slots_per_worker=slots, timeouts=TIMEOUTS) as executor:
+        assert len(executor.pool) == 1 and executor.workers == slots
+        verdicts = executor.evaluate_all([Candidate(id=f"meet-{i}", source="") for i in range(2)])
+        assert [v.candidate_id for v in verdicts] == ["meet-0", "meet-1"]
+        if slots == 2:
+            assert all(v.verified for v in verdicts), [v.failure.message for v in verdicts if v.failure]
+        else:
+            assert not verdicts[0].verified and verdicts[0].failure.rule == "barrier"
+        assert len(executor.idle) == slots, "every slot is free again"
+    assert executor.workers == 0
+
+
+def test_ray_actor_lost_with_several_candidates_is_replaced_once(cluster, recipe):
+    """An actor with two slots killed while it holds two candidates: both are retried, one replacement."""
+    with RayExecutor(recipe, cpu_workers=1, slots_per_worker=2, timeouts=TIMEOUTS) as executor:
+        killer = Killer(executor, times=1)
+        killer.start()
+        try:
+            verdicts = executor.evaluate_all([candidate(HONEST, f"pair-{i}") for i in range(2)])
+        finally:
+            killer.stop.set()
+            killer.join(timeout=10)
+        assert len(killer.killed) == 1
+        assert [v.candidate_id for v in verdicts] == ["pair-0", "pair-1"], "nothing lost"
+        assert all(v.verified for v in verdicts), [v.failure.headline() for v in verdicts if v.failure]
+        assert len(executor.workers_lost) == 1, executor.workers_lost
+        assert len(executor.pool) == 1 and executor.workers == 2, "one replacement with both slots"

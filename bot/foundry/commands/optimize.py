@@ -196,7 +196,9 @@ def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[Exec
 
         # Each actor builds its own evaluator from the operator's text; it compiles statically when
         # it has no GPU (the cost model), as the local evaluator does.
-        recipe = EvaluatorRecipe(loaded.spec, loaded.source, str(loaded.path.resolve()), options.policy)
+        # On GPU nodes each actor takes --workers candidates at once, as the local executor does per GPU.
+        concurrency = options.workers or GPU_SEARCH_CONCURRENCY
+        recipe = EvaluatorRecipe(loaded.spec, loaded.source, str(loaded.path.resolve()), options.policy, concurrency)
         ray_executor = RayExecutor(recipe, address=options.ray_address, cpu_workers=options.workers)
         return ray_executor, ray_executor.device_name
     # The next worker starts while the current candidate runs; without a GPU, verified kernels are also
@@ -229,6 +231,7 @@ class EvaluatorRecipe:
     source: str
     path: str  # the driver's absolute path
     policy: str
+    gpu_concurrency: int = 1  # candidates a GPU actor's evaluator takes at once (timed one at a time)
 
     def __call__(self, device: str):
         import hashlib
@@ -244,8 +247,9 @@ class EvaluatorRecipe:
             path.write_text(self.source)
         loaded = load_operator(f"{path}::{self.spec.class_name}", precision=self.spec.precision)
         loaded.spec = self.spec  # the driver's spec: same name, hybrid ops and hash in every verdict
-        # A Ray actor runs one evaluation at a time: one warm worker is enough.
-        config = EvaluatorConfig(warm_pool=True, static_compile=device == "cpu")
+        # A GPU actor takes gpu_concurrency candidates at once (its warm pool holds as many workers); on CPU
+        # the evaluator takes one at a time.
+        config = EvaluatorConfig(warm_pool=True, static_compile=device == "cpu", gpu_concurrency=self.gpu_concurrency)
         return CandidateEvaluator(loaded, policy=self.policy, config=config, device=device)
 
 

@@ -1,15 +1,17 @@
 """The Ray executor: candidates evaluated by worker actors across a Ray cluster.
 
-One evaluation actor per GPU of the cluster (num_gpus=1, so no GPU ever times two candidates at once),
-or, on a cluster without GPUs, one CPU actor per worker slot running candidates under the Triton
-interpreter. Each actor builds its own evaluator from a picklable factory (the composition root passes
-the operator as text, the policy and the evaluator config, never live modules); candidates and verdicts
-travel as JSON of the typed records. Results stream back as they finish (ray.wait) and on_done is called
-in proposal order, as LocalExecutor does, so a seeded search stays reproducible. Actors never see the
-experience library: only the driver (the loop) records.
+One evaluation actor per GPU of the cluster (num_gpus=1), or, on a cluster without GPUs, one CPU actor per
+worker running candidates under the Triton interpreter. An actor is threaded: it takes as many candidates
+at once as its evaluator's `concurrency` (on a GPU, like the local executor: several candidates compile and
+run their correctness trials together while the evaluator's device lock lets only one of them time, alone
+on the GPU), so the driver counts slots, not actors. Each actor builds its own evaluator from a picklable
+factory (the composition root passes the operator as text, the policy and the evaluator config, never live
+modules); candidates and verdicts travel as JSON of the typed records. Results stream back as they finish
+(ray.wait) and on_done is called in proposal order, as LocalExecutor does, so a seeded search stays
+reproducible. Actors never see the experience library: only the driver (the loop) records.
 
-A lost actor (killed, its node gone, out of memory) or one that stops answering is replaced; its
-candidate is retried once on another actor, then recorded as a failed verdict naming the lost worker.
+A lost actor (killed, its node gone, out of memory) or one that stops answering is replaced once; each
+candidate it held is retried once on another actor, then recorded as a failed verdict naming the lost worker.
 Every ray.get and ray.wait is bounded; a request no node can ever serve fails at once with FatalError.
 
 This is the only module that imports ray, and only when a RayExecutor is built.
@@ -34,6 +36,7 @@ log = logging.getLogger(__name__)
 
 LOST_WORKER_RETRIES = 1  # a candidate whose worker died is tried once more, on another worker
 MAX_CPU_WORKERS = 32  # default cap of CPU actors: each one imports torch and holds an evaluator
+MAX_ACTOR_SLOTS = 16  # threads of a GPU actor: the most candidates it can take at once
 
 # A factory called on the worker with its device ("cuda" or "cpu"); it must be picklable by reference
 # (a module-level class or function of an installed package) and return a fresh evaluator.
@@ -79,6 +82,7 @@ class EvaluationWorker:
             "node": ray.get_runtime_context().get_node_id(),
             "device": str(getattr(self.evaluator, "device_name", self.device)),
             "timing": timing_available(self.evaluator),
+            "slots": max(int(getattr(self.evaluator, "concurrency", 1)), 1),
         }
 
     def evaluate(self, candidate_json: str) -> str:
@@ -113,6 +117,7 @@ class Worker:
     pid: int | None = None
     node: str = ""
     timing: bool = False
+    slots: int = 1  # candidates it takes at once
 
     def describe(self) -> str:
         where = f"pid {self.pid}" if self.pid else "not started"
@@ -154,7 +159,10 @@ class RayExecutor:
     this process (tests, notebooks) it is used as it is and left running by close().
 
     gpus: None uses every GPU of the cluster (CPU actors when it has none); 0 forces CPU actors; N asks
-    for N GPU actors and fails at once if the cluster has fewer GPUs."""
+    for N GPU actors and fails at once if the cluster has fewer GPUs.
+
+    slots_per_worker: candidates one actor takes at once; None takes its evaluator's concurrency (on a GPU
+    the recipe's, e.g. 4; on CPU 1)."""
 
     _current: RayExecutor | None = None  # one executor per driver: a new one releases the last one's actors
 
@@ -167,9 +175,13 @@ class RayExecutor:
         cpu_workers: int | None = None,
         timeouts: RayTimeouts | None = None,
         init_options: dict[str, Any] | None = None,
+        slots_per_worker: int | None = None,
     ) -> None:
+        if slots_per_worker is not None and not 1 <= slots_per_worker <= MAX_ACTOR_SLOTS:
+            raise ValueError(f"slots_per_worker must be 1..{MAX_ACTOR_SLOTS}, got {slots_per_worker}")
         self.ray = require_ray()
         self.factory = factory
+        self.slots_per_worker = slots_per_worker
         self.timeouts = timeouts or RayTimeouts()
         self.owns_ray = False
         self.workers_lost: list[str] = []
@@ -178,7 +190,7 @@ class RayExecutor:
         self._connect(address, init_options or {})
         self.device_kind, count = self._plan(gpus, cpu_workers)
         self.pool: list[Worker] = []  # live actors, busy or not
-        self.idle: list[Worker] = []
+        self.idle: list[Worker] = []  # free slots: an actor appears once per candidate it can still take
         self.numbers = 0
         self._start([self._spawn() for _ in range(count)], minimum=1)
         RayExecutor._current = self
@@ -187,7 +199,8 @@ class RayExecutor:
 
     @property
     def workers(self) -> int:
-        return len(self.pool)
+        """Candidates evaluated at once: the slots of every live actor."""
+        return sum(w.slots for w in self.pool)
 
     @property
     def timing_available(self) -> bool:
@@ -211,7 +224,7 @@ class RayExecutor:
             while queue or running:
                 while queue and self.idle:
                     job = queue.pop(0)
-                    job.worker = self.idle.pop(0)
+                    job.worker = self._take()
                     job.attempts += 1
                     job.deadline = time.monotonic() + self.timeouts.candidate_s
                     running[job.worker.handle.evaluate.remote(job.candidate.model_dump_json())] = job
@@ -228,7 +241,7 @@ class RayExecutor:
                     if verdict is None:
                         starting.update(self._replace(job, queue, verdicts, "it died"))
                     else:
-                        self.idle.append(job.worker)  # type: ignore[arg-type]
+                        self._release(job.worker)
                         verdicts[job.index] = verdict
                 now = time.monotonic()
                 for ref, job in list(running.items()):
@@ -249,7 +262,7 @@ class RayExecutor:
                     emitted += 1
         except BaseException:  # on_done raised, or an interrupt: leave the pool usable
             for job in running.values():
-                self.idle.append(job.worker)  # type: ignore[arg-type]  # its task runs first
+                self._release(job.worker)  # its task runs first
             for worker, _ in starting.values():
                 self._kill(worker)
             raise
@@ -264,12 +277,12 @@ class RayExecutor:
         for _ in range(LOST_WORKER_RETRIES + 1):
             if not self.idle:
                 break
-            worker = self.idle.pop(0)
+            worker = self._take()
             ref = worker.handle.reverify.remote(candidate.model_dump_json())
             ready, _ = self.ray.wait([ref], num_returns=1, timeout=timeout)
             verdict = self._fetch(ref, candidate) if ready else None
             if verdict is not None:
-                self.idle.append(worker)
+                self._release(worker)
                 return verdict
             lost.append(worker.describe())
             self.workers_lost.append(worker.describe())
@@ -347,8 +360,9 @@ class RayExecutor:
     def _spawn(self) -> Worker:
         self.numbers += 1
         gpu = self.device_kind == "cuda"
+        threads = self.slots_per_worker or (MAX_ACTOR_SLOTS if gpu else 1)
         actor = self.ray.remote(EvaluationWorker).options(
-            num_gpus=1 if gpu else 0, num_cpus=1, max_restarts=0, max_task_retries=0
+            num_gpus=1 if gpu else 0, num_cpus=1, max_restarts=0, max_task_retries=0, max_concurrency=threads
         )
         return Worker(self.numbers, actor.remote(self.factory, self.device_kind))
 
@@ -391,10 +405,22 @@ class RayExecutor:
             return f"{worker.describe()}: {first_line(exc)}"
         worker.pid, worker.node = info["pid"], info["node"]
         worker.device, worker.timing = info["device"], info["timing"]
-        log.info("%s ready: %s", worker.describe(), worker.device)
+        worker.slots = self.slots_per_worker or min(int(info.get("slots", 1)), MAX_ACTOR_SLOTS)
+        log.info("%s ready: %s, %d candidate(s) at once", worker.describe(), worker.device, worker.slots)
         self.pool.append(worker)
-        self.idle.append(worker)
+        self.idle.extend([worker] * worker.slots)
         return ""
+
+    def _take(self) -> Worker:
+        """A free slot on the actor with the most free slots (candidates spread over GPUs first)."""
+        worker = max(self.idle, key=lambda w: sum(1 for x in self.idle if x is w))
+        self.idle.remove(worker)
+        return worker
+
+    def _release(self, worker: Worker | None) -> None:
+        """Give a slot back, unless its actor was lost meanwhile (a sibling's candidate hung or killed it)."""
+        if worker is not None and worker in self.pool:
+            self.idle.append(worker)
 
     def _fetch(self, ref: Any, candidate: Candidate) -> Verdict | None:
         """The verdict, or None when the worker was lost."""
@@ -412,18 +438,23 @@ class RayExecutor:
         self, job: Job, queue: list[Job], verdicts: list[Verdict | None], why: str, hung: bool = False
     ) -> dict[Any, tuple[Worker, float]]:
         """Replace job's worker (asynchronously: the new actor's info() ref is returned) and retry the
-        candidate once, or record it as failed."""
+        candidate once, or record it as failed. The other candidates an actor held when it was lost come
+        here too: they are retried or recorded the same way, and the actor is replaced only once."""
         worker = job.worker
         assert worker is not None
-        self.workers_lost.append(worker.describe())
         job.lost += (worker.describe(),)
-        self._kill(worker)  # dead already, or hung: either way out of the pool
+        first = worker in self.pool
+        if first:
+            self.workers_lost.append(worker.describe())
+            self._kill(worker)  # dead already, or hung: either way out of the pool
         if job.attempts <= LOST_WORKER_RETRIES:
             log.warning("%s lost (%s) while evaluating %s: retrying it", worker.describe(), why, job.candidate.id)
             queue.insert(0, job)
         else:
             kind = FailureKind.TIMEOUT if hung else FailureKind.CRASH
             verdicts[job.index] = lost_verdict(job.candidate, job.lost, kind, why)
+        if not first:
+            return {}
         replacement = self._spawn()
         log.info("starting %s to replace %s", replacement.describe(), worker.describe())
         return {replacement.handle.info.remote(): (replacement, time.monotonic() + self.timeouts.start_s)}
@@ -431,8 +462,7 @@ class RayExecutor:
     def _kill(self, worker: Worker) -> None:
         if worker in self.pool:
             self.pool.remove(worker)
-        if worker in self.idle:
-            self.idle.remove(worker)
+        self.idle = [w for w in self.idle if w is not worker]
         try:
             self.ray.kill(worker.handle, no_restart=True)
         except Exception as exc:  # already gone
