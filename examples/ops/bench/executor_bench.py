@@ -11,7 +11,10 @@ Per executor: start-up (the evaluator, or ray.init and the actors), the search's
 evaluations, re-verification of the finalist), candidates per minute, and the overhead per candidate:
 the time the driver waited for one evaluation minus the time the evaluator itself reports
 (Verdict.wall_s), the median over --repeats evaluations of the search's best candidate (the first
-candidate when none was verified). Both searches use the same seed, so they propose the same candidates.
+candidate when none was verified). Both searches use the same seed, so they propose the same candidates
+as long as selection sees the same scores: under the interpreter (static cost model) the lists must be
+identical; on a GPU, parents are chosen by measured speedups, which differ run to run, so later
+generations may diverge. Either way every candidate both executors evaluated must get the same verdict.
 The experience library is not used (a run must not seed the next).
 """
 
@@ -53,9 +56,12 @@ def bench_one(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
     if kind == "ray" and args.gpus is not None:
         from foundry.commands.optimize import EvaluatorRecipe
+        from foundry.evaluate.evaluator import GPU_SEARCH_CONCURRENCY
         from foundry.evolve.ray_executor import RayExecutor
 
-        recipe = EvaluatorRecipe(loaded.spec, loaded.source, str(loaded.path.resolve()), options.policy)
+        path = str(loaded.path.resolve())
+        concurrency = args.workers or GPU_SEARCH_CONCURRENCY  # per GPU actor, as the local executor per GPU
+        recipe = EvaluatorRecipe(loaded.spec, loaded.source, path, options.policy, concurrency)
         executor = RayExecutor(recipe, address=args.ray_address, gpus=args.gpus, cpu_workers=args.workers)
         device = executor.device_name
     else:
@@ -87,6 +93,7 @@ def bench_one(kind: str, args: argparse.Namespace) -> dict[str, Any]:
         "overhead_ms_median": round(1000 * statistics.median(overheads), 1),
         "overhead_ms_all": [round(1000 * o, 1) for o in overheads],
         "verdicts": [[e.candidate.id, e.verdict.verified] for e in result.entries],
+        "timed": executor.timing_available,
     }
     close = getattr(executor, "close", None)
     if close is not None:
@@ -164,12 +171,33 @@ def main(argv: list[str] | None = None) -> int:
         "versions": versions(),
     }
     table = markdown(rows, meta)
-    same = len({json.dumps(r["verdicts"]) for r in rows}) == 1
-    table += f"\nsame candidates and verdicts in every executor: {'yes' if same else 'NO'}\n"
+    agree, summary = compare(rows)
+    table += "\n" + summary + "\n"
     print(table)
     if args.out:
         args.out.write_text(json.dumps({"meta": meta, "rows": rows, "table": table}, indent=1) + "\n")
-    return 0 if same else 1
+    return 0 if agree else 1
+
+
+def compare(rows: list[dict[str, Any]]) -> tuple[bool, str]:
+    """Whether the executors agree, and a line saying how: the same verdict for every candidate they all
+    evaluated, and (untimed searches only) the same candidates."""
+    lists = [dict(map(tuple, r["verdicts"])) for r in rows]
+    shared = set.intersection(*(set(v) for v in lists)) if lists else set()
+    differing = sorted(c for c in shared if len({v[c] for v in lists}) > 1)
+    same_lists = len({json.dumps(r["verdicts"]) for r in rows}) == 1
+    timed = any(r.get("timed") for r in rows)
+    line = f"candidates evaluated by every executor: {len(shared)}, with differing verdicts: {len(differing)}"
+    if differing:
+        line += " (" + ", ".join(differing) + ")"
+    if same_lists:
+        line += "; the same candidates in the same order"
+    else:
+        only = sorted(set().union(*(set(v) for v in lists)) - shared)
+        line += f"; {len(only)} evaluated by only some executors"
+        if timed:
+            line += " (timed search: parents are chosen by measured speedups, which differ run to run)"
+    return not differing and (same_lists or timed), line
 
 
 if __name__ == "__main__":
