@@ -92,6 +92,19 @@ def test_matmul_generation_zero_tries_tensor_core_fp32(writer: TemplateWriter):
     assert "tf32" not in precisions  # fp32 operators never get single-pass TF32
 
 
+def test_generation_zero_keeps_rows_in_registers_only_where_a_loop_reads_them_twice(writer: TemplateWriter):
+    # log-softmax over 32,000 columns: past the default single-tile limit, a looped kernel reads each row twice
+    [defaults, whole] = writer.propose(request_for(EXAMPLES / "log_softmax.py", count=2))
+    assert defaults.notes == "defaults" and "whole rows in registers" in whole.notes
+    assert whole.genes["row.max_single_n"] == 32768 and whole.genes["row.num_warps"] == 32
+    assert "if triton.next_power_of_2(N) <= 32768:" in whole.source
+    # cross-entropy over the same width reads its rows once in the loop (online max and sum): no such seed
+    cands = writer.propose(request_for(EXAMPLES / "cross_entropy.py", count=3))
+    assert not any("whole rows" in c.notes for c in cands)
+    # layer norm's 4,096 columns already fit the default single tile
+    assert not any("whole rows" in c.notes for c in writer.propose(request_for(EXAMPLES / "layernorm.py", count=3)))
+
+
 def parent_of(writer: TemplateWriter, path, **genes) -> Candidate:
     [base] = writer.propose(request_for(path))
     return base.model_copy(update={"id": "parent", "genes": {**base.genes, **genes}})

@@ -10,7 +10,8 @@ Public API
 ``TemplateWriter.propose(request: ProposalRequest) -> list[Candidate]``
     ``request.count`` candidates (fewer if the gene space runs out), each a self-contained module with
     ``ModelNew``. Without a parent: the default genes (and split rows, ``row.split=auto``, when the rows
-    at the full sizes are few and long), then the hints' genes as warm starts, then
+    at the full sizes are few and long; whole rows in registers, ``row.max_single_n`` 32768 over 32 warps,
+    when rows are longer than the default keeps whole), then the hints' genes as warm starts, then
     seeded mutations (the expert's preferred genes first). With a parent: its diagnosis drives the
     mutation through rules/refinement.yaml; a verified parent is also crossed with past template
     kernels. Raises ``UnsupportedOperator`` (with ``.diagnosis``: stage writer, kind unsupported,
@@ -136,6 +137,10 @@ def default_loader(ref: str) -> Any:
 
 POLICIES = ("strict", "hybrid")
 LIBRARY_NOTE = "hybrid: the convolution runs in the library (torch.convolution); everything after it in Triton"
+# Rows up to this long fit one program's registers over 32 warps (32 fp32 values per thread; sm_90 compiles of
+# log-softmax over 32,000 columns use 60 registers, no spills): read once instead of once per pass.
+REGISTER_ROW_N = 32768
+REGISTER_ROW_WARPS = 32
 
 
 def stable_seed(*parts: object) -> int:
@@ -232,6 +237,14 @@ class TemplateWriter:
                 # from the first generation even when an island proposes one child
                 split = ({**base, "row.split": "auto"}, "split rows (few long rows: partials, then merge)")
                 gene_sets.insert(0 if request.island % 2 else len(gene_sets), split)
+            if (
+                "row.max_single_n" in base
+                and self.register_rows(analysis, int(base["row.max_single_n"]))
+                and "triton.next_power_of_2(N) <=" in self.render(request.spec, base)  # else one pass anyway
+            ):
+                # second: the island after the defaults' takes it (islands skip candidates another one has)
+                whole = {**base, "row.max_single_n": REGISTER_ROW_N, "row.num_warps": REGISTER_ROW_WARPS}
+                gene_sets.insert(1, (whole, "whole rows in registers (each row read once)"))
             if "matmul.precision" in base and request.spec.precision == "fp32":
                 tc = {**base, "matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}
                 gene_sets.append((tc, "tensor-core fp32 (3xTF32)"))
@@ -264,6 +277,12 @@ class TemplateWriter:
                 )
             )
         return self.candidates(request, gene_sets)
+
+    @staticmethod
+    def register_rows(analysis: Analysis, kept_whole: int) -> bool:
+        """Rows at the full inputs longer than `kept_whole` (the default single-tile limit) that still fit
+        one program's registers: a looped kernel would read them once per pass."""
+        return any(kept_whole < 1 << max(n - 1, 0).bit_length() <= REGISTER_ROW_N for _, n in analysis.row_extents())
 
     @staticmethod
     def few_long_rows(analysis: Analysis) -> bool:
