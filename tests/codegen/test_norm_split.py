@@ -195,7 +195,7 @@ def split_launch(source: str) -> bool:
 
 CASES = [
     # 105 = 48 + 48 + 9: chunks of three 16-wide tiles, a short last chunk
-    ("groupnorm-3-chunks-of-3-tiles", GROUPNORM, {"row.split": 3, "row.BLOCK_N": 16}),
+    ("groupnorm-3-chunks-of-3-tiles", GROUPNORM, {"row.split": 3, "row.BLOCK_N": 16, "row.welford": "tile"}),
     # 8 asked, 105 / 8 rounds up to 16-element chunks: 7 chunks, the last one 9 elements
     ("groupnorm-8-uneven", GROUPNORM, {"row.split": 8, "row.BLOCK_N": 16}),
     # chunks of two 32-wide tiles, the last 41 elements; several rows per group of 4 warps

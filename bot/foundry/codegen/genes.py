@@ -67,7 +67,9 @@ DEFAULTS: dict[str, Gene] = {
     "row.num_warps": 8,
     "row.online_reduction": True,
     "row.split": 1,
-    "row.welford": "tile",
+    # lanes: on the H200 every one of 24 group-norm variants (split, BLOCK_N, warps) ran 1.5-4.4x faster with
+    # per-lane statistics than with a block-wide reduction per tile (tests/gpu/split_sweep.py, 2026-12-03)
+    "row.welford": "lane",
     "col.BLOCK_R": 32,
     "col.BLOCK_I": 128,
     "col.num_warps": 4,

@@ -235,7 +235,9 @@ class TemplateWriter:
             if "row.split" in base and self.few_long_rows(analysis):
                 # odd islands start from split rows, even ones from one program per row: both are measured
                 # from the first generation even when an island proposes one child
-                split = ({**base, "row.split": "auto"}, "split rows (few long rows: partials, then merge)")
+                # 1024-wide tiles over 4 warps: the fastest split variant of the H200 sweep (group norm, 2026-12-03)
+                split_genes = {**base, "row.split": "auto", "row.BLOCK_N": 1024, "row.num_warps": 4}
+                split = (split_genes, "split rows (few long rows: partials, then merge)")
                 gene_sets.insert(0 if request.island % 2 else len(gene_sets), split)
             if (
                 "row.max_single_n" in base
