@@ -108,6 +108,11 @@ def test_reports_of_one_setup_merge_and_others_are_refused():
     assert merged.aggregate.geomean_speedup_eager == pytest.approx(4.0)
     assert merged.aggregate.geomean_speedup_compile == pytest.approx(2.0)
     assert merged.date.startswith("2026-12-02T11") and merged.notes == ()
+    again = row_from("a.py", "search", timed("a", 0.5, 2.0, 1.0), 6, 60.0)  # a re-run after a change
+    rerun = merge_reports([merged, report([again], date="2026-12-03T09:00:00+00:00")])
+    assert [r.operator for r in rerun.rows] == ["a.py", "b.py"] and rerun.rows[0] == again
+    assert rerun.aggregate.geomean_speedup_eager == pytest.approx(4.0 * 2**0.5)
+    assert rerun.notes == ("a.py: re-measured in the run of 2026-12-03T09:00:00+00:00",)
     with pytest.raises(FatalError, match="budget"):
         merge_reports([report([a]), report([b], budget=8)])
     with pytest.raises(FatalError, match="device"):

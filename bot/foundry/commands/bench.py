@@ -269,7 +269,8 @@ def render_table(report: BenchReport) -> str:
 def merge_reports(reports: list[BenchReport]) -> BenchReport:
     """One report from several runs of the same setup (a bench split over device calls of limited length):
     rows in order, the aggregate recomputed; runs that differ in device, versions, policy, writer or budget
-    are refused."""
+    are refused. An operator measured again in a later report (a re-run after a change) keeps its place
+    with the later row, and a note says which run it comes from."""
     if not reports:
         raise FatalError("nothing to merge")
     first = reports[0]
@@ -278,8 +279,14 @@ def merge_reports(reports: list[BenchReport]) -> BenchReport:
         differs = [k for k in setup if getattr(other, k) != getattr(first, k)]
         if differs:
             raise FatalError(f"cannot merge bench reports that differ in {', '.join(differs)}")
-    rows = [row for r in reports for row in r.rows]
+    latest: dict[str, BenchRow] = {}
     notes = [n for r in reports for n in r.notes if not n.startswith("partial:")]
+    for r in reports:
+        for row in r.rows:
+            if row.operator in latest:
+                notes.append(f"{row.operator}: re-measured in the run of {r.date}")
+            latest[row.operator] = row
+    rows = list(latest.values())
     return first.model_copy(
         update={
             "date": max(r.date for r in reports),
