@@ -35,6 +35,33 @@ from typing import Any
 log = logging.getLogger("executor_bench")
 
 
+class Timeline:
+    """Wraps an executor to record each batch the search hands it: its size, its wall time and the sum of
+    the evaluator's own times (Verdict.wall_s). Their ratio is the concurrency the executor achieved."""
+
+    def __init__(self, executor: Any) -> None:
+        self.executor = executor
+        self.batches: list[dict[str, Any]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.executor, name)
+
+    def evaluate_all(self, candidates: Any, on_done: Any = None) -> Any:
+        started = time.monotonic()
+        verdicts = self.executor.evaluate_all(candidates, on_done=on_done)
+        wall = time.monotonic() - started
+        busy = sum(v.wall_s for v in verdicts)
+        self.batches.append(
+            {
+                "size": len(candidates),
+                "wall_s": round(wall, 2),
+                "evaluator_s": round(busy, 2),
+                "concurrency": round(busy / wall, 2) if wall > 0 else None,
+            }
+        )
+        return verdicts
+
+
 def bench_one(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     from foundry.commands.optimize import SearchOptions, build_executor, build_writers, load_roles
     from foundry.evolve import Budget, Optimizer, SearchConfig
@@ -69,7 +96,8 @@ def bench_one(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     startup_s = time.monotonic() - started
     config = SearchConfig(islands=args.islands, budget=Budget(candidates=args.budget), seed=args.seed)
     started = time.monotonic()
-    result = Optimizer(loaded.spec, loaded.source, writers, executor, roles, config).run()
+    timeline = Timeline(executor)
+    result = Optimizer(loaded.spec, loaded.source, writers, timeline, roles, config).run()
     search_s = time.monotonic() - started
 
     probe = result.best.candidate if result.best else result.entries[0].candidate
@@ -94,13 +122,28 @@ def bench_one(kind: str, args: argparse.Namespace) -> dict[str, Any]:
         "overhead_ms_all": [round(1000 * o, 1) for o in overheads],
         "verdicts": [[e.candidate.id, e.verdict.verified] for e in result.entries],
         "timed": executor.timing_available,
+        "batches": timeline.batches,  # the first one includes the reference's eager and compile timing
     }
     close = getattr(executor, "close", None)
     if close is not None:
         close()
     for evaluator in getattr(executor, "evaluators", []):
         evaluator.close()
+    release_gpu_memory()
     return row
+
+
+def release_gpu_memory() -> None:
+    """The local executor's evaluators live in this process: give their cached GPU memory back before the
+    next executor runs, or its workers would find the GPU fuller than the first one did."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+        log.info("GPU memory still reserved by this process: %.1f GB", torch.cuda.memory_reserved() / 1e9)
 
 
 def versions() -> dict[str, str]:
@@ -133,6 +176,10 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             f"{r['evaluated']} | {r['verified']} | {r['candidates_per_min']:.1f} | {r['evaluator_s_median']:.2f} | "
             f"{r['overhead_ms_median']:.0f} |"
         )
+    lines.append("")
+    for r in rows:
+        shown = ", ".join(f"{b['size']} in {b['wall_s']:.0f} s (x{b['concurrency']})" for b in r.get("batches", []))
+        lines.append(f"{r['executor']} batches (candidates in wall time, concurrency achieved): {shown}  ")
     return "\n".join(lines) + "\n"
 
 
