@@ -107,6 +107,10 @@ def test_optimize_writes_kernel_reports_and_history_and_the_library_remembers(tm
     second = RunReport.model_validate_json(again.stdout)
     assert second.experience.retrieved_kernels, second.experience
     assert second.evaluated == 2
+    # It reaches the first run's best at its first evaluation; the first run needed two.
+    warm = [json.loads(line) for line in (tmp_path / "again" / "history.jsonl").read_text().splitlines()]
+    assert warm[0]["candidate"]["source"] == report.best.source and warm[0]["verdict"]["verified"]
+    assert warm[0]["candidate"]["id"].startswith("lib-")
 
 
 def test_bad_input_exits_2(tmp_path):
