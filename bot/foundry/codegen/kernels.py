@@ -535,12 +535,12 @@ class RowEmitter(SegmentEmitter):
         body += self.stores(self.seg.outputs)
         return ["@triton.jit", f"def {name}({', '.join(self.params())}):", *indent(body, 4)]
 
-    def grouped(self) -> bool:
-        """Whether the segment reads group-norm parameters (per channel of a group)."""
-        return any(self.nodes[a].op == "gparam" for n in self.seg.nodes for a in self.nodes[n].args)
+    def gparams(self) -> list[str]:
+        """The group-norm parameter reads (per channel of a group) among the segment's arguments."""
+        return [a for n in self.seg.nodes for a in self.nodes[n].args if self.nodes[a].op == "gparam"]
 
     def params(self, looped: bool = False) -> list[str]:
-        extra = ["G", "CPG", "HW"] if self.grouped() else []
+        extra = ["G", "CPG", "HW"] if self.gparams() else []
         tail = ["CH_TILE: tl.constexpr"] if looped and extra else []
         return self.kernel_params() + ["M", "N"] + extra + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", *tail]
 
@@ -744,7 +744,7 @@ class RowEmitter(SegmentEmitter):
             lines.append(f"{o} = torch.empty({self.out_shape(o)}, device={base_t}.device, dtype={self.dtype_expr(o)})")
         extra: list[str] = []
         ch_tile = ""
-        gp = [a for n in self.seg.nodes for a in self.nodes[n].args if self.nodes[a].op == "gparam"]
+        gp = self.gparams()
         if gp:
             p = self.nodes[gp[0]].args[0]
             lines += ["G = shape[1]", f"CPG = {p}.numel() // G", "HW = N // CPG"]
