@@ -1,6 +1,6 @@
 """Convolution-family templates under the Triton interpreter, across parameter combinations: conv1d/2d/3d
 (stride, padding, dilation, groups, depthwise, 1x1, no bias), transposed conv1d/2d/3d (output padding
-too), max/avg pooling 1d/2d/3d, each with an epilogue, both conv algorithms (implicit GEMM, direct).
+too), max/avg pooling 1d/2d/3d, each with an epilogue, each conv algorithm (implicit GEMM, direct, plane).
 
 Each case writes a small operator file, renders the template candidate, runs it in-process on the
 declared inputs and a shape variant with perturbed parameters, and compares with the reference at the
@@ -143,15 +143,20 @@ CONVS = [
 ]
 
 
-@pytest.mark.parametrize("algo", ["gemm", "direct"])
+@pytest.mark.parametrize("algo", ["gemm", "gemm-channel", "direct", "plane"])
 @pytest.mark.parametrize(("name", "module", "shape", "epilogue"), CONVS, ids=[c[0] for c in CONVS])
 def test_conv_matches_reference(tmp_path, writer, name, module, shape, epilogue, algo):
     path = operator_file(tmp_path, "", f"self.conv = {module}", f"y = self.conv(x)\nreturn {epilogue}", [shape], [])
-    source = check_candidate(writer, path, {**SMALL, "conv.algo": algo})
-    assert "tl.dot" in source if algo == "gemm" else "acc += a * wv" in source
+    kind, _, order = algo.partition("-")
+    source = check_candidate(writer, path, {**SMALL, "conv.algo": kind, "conv.k_order": order or "tap"})
+    marks = {"gemm": "tl.dot(", "direct": "acc += a * wv", "plane": "tl.static_range(K0)"}
+    assert all((mark in source) == (a == kind) for a, mark in marks.items())
+    # the GEMM's K order: taps outside the in-channels (the weight permuted to [C_OUT, taps, CIG]), or one range
+    assert ("for cb in range(0, CIG, BLOCK_K):" in source) == (algo == "gemm")
+    assert ("for kk in range(0, " in source) == (algo == "gemm-channel")
     assert "torch.convolution" not in source
     strided_transposed = "Transpose" in module and "stride=" in module and "dilation" not in module
-    assert ("phase = tl.program_id(2)" in source) == (strided_transposed and algo == "gemm")  # sub-pixel form
+    assert ("phase = tl.program_id(2)" in source) == (strided_transposed and kind == "gemm")  # sub-pixel form
 
 
 def test_auto_algo_picks_by_group_width_at_run_time(tmp_path, writer):

@@ -28,6 +28,8 @@ CASES = [
     ("conv2d-gemm-tf32x3", EXAMPLES / "conv_2d_bias_relu.py", {"conv.algo": "gemm", "conv.precision": "tf32x3"}),
     ("transpose3d-auto", EXAMPLES / "conv_transpose3d_sigmoid.py", {}),
     ("direct-then-pool", EXAMPLES / "conv_2d_relu_maxpool.py", {"conv.algo": "direct"}),
+    ("depthwise-plane", EXAMPLES / "conv_depthwise_2d_hardswish.py", {"conv.algo": "plane", "conv.BLOCK_N": 16}),
+    ("transpose3d-plane", EXAMPLES / "conv_transpose3d_sigmoid.py", {"conv.algo": "plane"}),
 ]
 
 

@@ -92,6 +92,18 @@ def test_matmul_generation_zero_tries_tensor_core_fp32(writer: TemplateWriter):
     assert "tf32" not in precisions  # fp32 operators never get single-pass TF32
 
 
+def test_generation_zero_measures_the_plane_kernel_only_for_narrow_groups(writer: TemplateWriter):
+    # depthwise (one channel per group): "auto" would run the direct kernel; the plane kernel comes second
+    [defaults, plane] = writer.propose(request_for(EXAMPLES / "conv_depthwise_2d_hardswish.py", count=2))
+    assert defaults.genes["conv.algo"] == "auto" and plane.genes["conv.algo"] == "plane"
+    assert "tl.static_range(K0)" in plane.source and "tl.static_range" not in defaults.source
+    # a dense convolution (64 channels per group) runs as a GEMM: no plane candidate in generation 0, but both
+    # K orders of the GEMM (taps outside channels by default, then one flat channel x tap range)
+    wide = writer.propose(request_for(EXAMPLES / "conv_2d_bias_relu.py", count=3))
+    assert all(c.genes["conv.algo"] != "plane" for c in wide if "mutation" not in c.notes)
+    assert [c.genes["conv.k_order"] for c in wide[:2]] == ["tap", "channel"]
+
+
 def test_generation_zero_keeps_rows_in_registers_only_where_a_loop_reads_them_twice(writer: TemplateWriter):
     # log-softmax over 32,000 columns: past the default single-tile limit, a looped kernel reads each row twice
     [defaults, whole] = writer.propose(request_for(EXAMPLES / "log_softmax.py", count=2))

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from foundry.codegen.capture import capture
+from foundry.codegen.conv import GEMM_MIN_CHANNELS
 from foundry.codegen.ir import Graph, UnsupportedError
 from foundry.codegen.plan import PlanOptions, Segment, plan
 
@@ -50,6 +51,19 @@ class Analysis:
             k = len(seg.dims)
             found.append((math.prod(shape[: len(shape) - k]), math.prod(shape[len(shape) - k :])))
         return found
+
+    def narrow_convs(self) -> bool:
+        """A convolution whose groups are narrower than one tl.dot tile (channels per group, or in-channels x
+        taps) at the full inputs: "auto" runs it with the direct kernel (depthwise convolutions, mostly)."""
+        for node in self.graph.nodes.values():
+            if node.op != "conv":
+                continue
+            w = self.full_shapes.get(node.args[1]) or self.graph.nodes[node.args[1]].shape  # at the GPU size
+            groups = int(node.attrs["groups"])
+            cog, cig = (w[1], w[0] // groups) if node.attrs["transposed"] else (w[0] // groups, w[1])
+            if cog < GEMM_MIN_CHANNELS or cig * math.prod(w[2:]) < GEMM_MIN_CHANNELS:
+                return True
+        return False
 
     def replan(self, options: PlanOptions) -> Analysis:
         """The same analysis with other fusion boundaries."""

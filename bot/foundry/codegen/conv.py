@@ -1,12 +1,15 @@
 """N-d convolution (conv1d/2d/3d, transposed too) with its pointwise epilogue, and the pieces pooling shares.
 
-Two templates, chosen by the gene `algo` (or at run time by the shapes with "auto"):
+Three templates, chosen by the gene `algo` (or at run time by the shapes with "auto": gemm or direct):
 
   gemm    implicit GEMM per group: rows are output positions (N * spatial), columns the group's output
           channels, K runs over in-channels x kernel taps; the input tile is gathered on the fly (zero
           padding by masks) and multiplied with tl.dot (fp32 schemes as in matmul: ieee or tf32x3)
   direct  a [positions x channels] tile accumulating input x weight products tap by tap: for depthwise and
           narrow groups, where a GEMM's columns (channels per group) would be mostly padding
+  plane   one output channel per program over a 2-d tile of its last two spatial dims (a row for conv1d),
+          kernel taps unrolled: channel, weights and epilogue parameters are scalars, positions need no
+          division (the direct kernel splits flat positions with // and % per element); for depthwise
 
 A transposed convolution is computed in gather form: output o takes input i = (o + pad - k * dil) / stride
 where that division is exact. With the gene `library` (hybrid policy only) the launcher calls torch's
@@ -26,7 +29,7 @@ from foundry.codegen.plan import numel, right_align
 
 # fp32 schemes that stay inside fp32 tolerance (1e-4): exact FMA products, or 3xTF32 on tensor cores
 PRECISIONS = ("ieee", "tf32x3")
-ALGOS = ("auto", "gemm", "direct")
+ALGOS = ("auto", "gemm", "direct", "plane")
 EPILOGUE_BLOCK = 1024  # library path: 4 warps x 32 lanes x 8 fp32 per lane (two 16-byte accesses)
 GEMM_MIN_CHANNELS = 16  # "auto": a group narrower than one tl.dot tile (16 columns or K) runs direct
 
@@ -208,6 +211,9 @@ class ConvEmitter(ChannelEpilogue):
             if algo in ("auto", "direct"):
                 names.append(f"_{self.prefix}_direct_fwd_kernel")
                 kernels.append(self.direct_kernel(names[-1], epi))
+            if algo == "plane":
+                names.append(f"_{self.prefix}_plane_fwd_kernel")
+                kernels.append(self.plane_kernel(names[-1], epi))
         launcher = self.launcher_lines(epi, names, library, algo)
         return Emitted(
             "\n\n\n".join("\n".join(k) for k in kernels),
@@ -312,13 +318,13 @@ class ConvEmitter(ChannelEpilogue):
             raise UnsupportedError("conv", f"precision {precision!r} (fp32 schemes: {', '.join(PRECISIONS)})")
         return precision
 
-    def subpixel_kernel(self, name: str, epi: list[str]) -> list[str]:
-        """Implicit GEMM of a strided transposed conv for one stride phase (program_id 2) of the outputs:
-        o = q * stride + r takes taps k = c + j * stride (c = (r + pad) % stride), input i = q + e - j."""
+    def subpixel_head(self) -> list[str]:
+        """The sub-pixel kernels' program ids (output tile, group, stride phase), their rows (output positions
+        of the phase: o = q * stride + r), each row's window origin and the tile's output channels."""
         at = self.head.attrs
         st, pad = at["stride"], at["padding"]
         d = self.d
-        body = [
+        return [
             "pid = tl.program_id(0)",
             "g = tl.program_id(1)",
             "phase = tl.program_id(2)",
@@ -340,6 +346,15 @@ class ConvEmitter(ChannelEpilogue):
             "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
             "mask_n = rn < COG",
             "co = g * COG + rn",
+        ]
+
+    def subpixel_kernel(self, name: str, epi: list[str]) -> list[str]:
+        """Implicit GEMM of a strided transposed conv for one stride phase (program_id 2) of the outputs:
+        o = q * stride + r takes taps k = c + j * stride (c = (r + pad) % stride), input i = q + e - j."""
+        st = self.head.attrs["stride"]
+        d = self.d
+        body = [
+            *self.subpixel_head(),
             f"KS = {' * '.join(self.dims('K'))}",
             *[f"J{i} = (K{i} + {st[i] - 1}) // {st[i]}" for i in range(d)],
             f"JS = {' * '.join(self.dims('J'))}",
@@ -382,7 +397,82 @@ class ConvEmitter(ChannelEpilogue):
         params = self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"]
         return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
+    def gemm_tap_kernel(self, name: str, epi: list[str]) -> list[str]:
+        """Implicit GEMM with K ordered tap-major (gene k_order "tap"): an outer loop over the kernel taps works
+        out each output row's input position and bounds once, as [positions] vectors; the inner loop steps
+        through the group's in-channels BLOCK_K at a time, so the gathered tile is a row base plus channel
+        strides and needs no per-element division. The launcher passes the weight as [C_OUT, taps, CIG]
+        (contiguous along the channels). A sub-pixel (strided transposed) kernel skips the taps its stride
+        phase never meets."""
+        d = self.d
+        if self.subpixel:
+            st = self.head.attrs["stride"]
+            body = self.subpixel_head()
+            outer = [
+                *[f"J{i} = (K{i} + {st[i] - 1}) // {st[i]}" for i in range(d)],
+                f"for jt in range(0, {' * '.join(self.dims('J'))}):",
+            ]
+            head = [
+                *coords("jt", "j", self.dims("J")),
+                *[f"k{i} = c{i} + j{i} * {st[i]}" for i in range(d)],
+                "valid_m = mask_m",
+            ]
+            for i in range(d):
+                head += [f"i{i} = org{i} - j{i}", f"valid_m = valid_m & (i{i} >= 0) & (i{i} < I{i})"]
+            guard = "if " + " & ".join(f"(k{i} < K{i})" for i in range(d)) + ":  # a tap of this phase"
+        else:
+            body = [
+                "pid = tl.program_id(0)",
+                "g = tl.program_id(1)",
+                "num_pid_n = tl.cdiv(COG, BLOCK_N)",
+                "pid_m = pid // num_pid_n",
+                "pid_n = pid % num_pid_n",
+                *self.rows(),
+                "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+                "mask_n = rn < COG",
+                "co = g * COG + rn",
+            ]
+            outer = [f"for tap in range(0, {' * '.join(self.dims('K'))}):"]
+            head = [
+                *coords("tap", "k", self.dims("K")),
+                "valid_m = mask_m",
+                *self.window(self.dims("org"), self.dims("k"), "valid_m"),
+            ]
+            guard = ""
+        channels = [
+            "for cb in range(0, CIG, BLOCK_K):",
+            *indent(
+                [
+                    "ci = cb + tl.arange(0, BLOCK_K)",
+                    "mask_k = ci < CIG",
+                    "a = tl.load(x_rows[None, :] + ci[:, None] * IS + sp[None, :], "
+                    "mask=mask_k[:, None] & valid_m[None, :], other=0.0)",
+                    "b = tl.load(w_tap[:, None] + ci[None, :], mask=mask_n[:, None] & mask_k[None, :], other=0.0)",
+                    f'acc = tl.dot(tl.trans(a), tl.trans(b), acc, input_precision="{self.precision()}")',
+                ],
+                4,
+            ),
+        ]
+        step = [
+            *head,
+            f"sp = {flat(self.dims('i'), self.dims('I'))}",
+            f"w_tap = {self.w}_ptr + co.to(tl.int64) * KTOT + ({flat(self.dims('k'), self.dims('K'))}) * CIG",
+        ]
+        step += [guard, *indent(channels, 4)] if guard else channels
+        body += [
+            f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS + g.to(tl.int64) * CIG * IS",
+            "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+            *outer,
+            *indent(step, 4),
+            "acc = tl.trans(acc)",
+            *self.epilogue_and_store(epi),
+        ]
+        params = self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"]
+        return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+
     def gemm_kernel(self, name: str, epi: list[str]) -> list[str]:
+        if self.genes.get("k_order", "tap") == "tap":
+            return self.gemm_tap_kernel(name, epi)
         if self.subpixel:
             return self.subpixel_kernel(name, epi)
         ks = " * ".join(self.dims("K"))
@@ -457,6 +547,67 @@ class ConvEmitter(ChannelEpilogue):
         ]
         body += indent(outer + indent(inner, 4), 4)
         body += self.epilogue_and_store(epi)
+        return ["@triton.jit", f"def {name}({', '.join(self.kernel_params(epi))}):", *indent(body, 4)]
+
+    def tile_dims(self) -> tuple[list[int], int | None, int]:
+        """The plane kernel's split of the spatial dims: leading ones (a scalar per program), the tile's
+        row dim (None for conv1d) and its column dim (the last, contiguous in memory)."""
+        d = self.d
+        return list(range(d - 2)), (d - 2 if d >= 2 else None), d - 1
+
+    def plane_kernel(self, name: str, epi: list[str]) -> list[str]:
+        """program_id(0): one (sample, output channel, leading spatial coordinates); program_id(1): a
+        [BLOCK_N rows x BLOCK_M columns] tile of the last two spatial dims. The taps are unrolled; each
+        reads a shifted window of one input plane (neighbouring taps hit the same cache lines)."""
+        lead, row, col = self.tile_dims()
+        body = ["plane = tl.program_id(0)", "tile = tl.program_id(1)", "p_rest = plane"]
+        for i in reversed(lead):
+            body += [f"o{i} = p_rest % O{i}", f"p_rest = p_rest // O{i}"]
+        body += ["co = p_rest % C_OUT", "n_idx = p_rest // C_OUT", "grp = co // COG"]
+        if row is None:
+            body += [f"o{col} = tile * BLOCK_M + tl.arange(0, BLOCK_M)", f"mask = o{col} < O{col}"]
+            shape = "(BLOCK_M,)"
+        else:
+            body += [
+                f"tiles_c = tl.cdiv(O{col}, BLOCK_M)",
+                f"o{row} = (tile // tiles_c) * BLOCK_N + tl.arange(0, BLOCK_N)[:, None]",
+                f"o{col} = (tile % tiles_c) * BLOCK_M + tl.arange(0, BLOCK_M)[None, :]",
+                f"mask = (o{row} < O{row}) & (o{col} < O{col})",
+            ]
+            shape = "(BLOCK_N, BLOCK_M)"
+        body += [
+            *self.origins(),
+            f"s = {flat(self.dims('o'), self.dims('O'))}",
+            f"x_plane = {self.x}_ptr + (n_idx.to(tl.int64) * C_IN + grp * CIG) * IS",
+            f"acc = tl.zeros({shape}, dtype=tl.float32)",
+            "chan = x_plane",
+            "for ci in range(0, CIG):",
+        ]
+        tap = flat(self.dims("k"), self.dims("K"))
+        ks = " * ".join(self.dims("K"))  # constexpr: the taps' flat index folds to a constant per tap
+        if not self.transposed:
+            w_off = f"co.to(tl.int64) * KTOT + ci * ({ks}) + {tap}"
+        else:
+            w_off = f"((grp * CIG + ci).to(tl.int64) * COG + co - grp * COG) * ({ks}) + {tap}"
+        inner = [
+            "valid = mask",
+            *self.window(self.dims("org"), self.dims("k"), "valid"),
+            f"a = tl.load(chan + {flat(self.dims('i'), self.dims('I'))}, mask=valid, other=0.0)",
+            f"acc += a * tl.load({self.w}_ptr + {w_off})",
+        ]
+        for i in reversed(range(self.d)):
+            inner = [f"for k{i} in tl.static_range(K{i}):", *indent(inner, 4)]
+        body += indent([*inner, "chan += IS  # the group's next input channel"], 4)
+        for t in epi:
+            if self.spatial_role(t) == "bcast" and numel(self.nodes[t].shape) > 1:
+                # one value per program (its sample and channel): a scalar load, no mask
+                off = f"n_idx.to(tl.int64) * {t}_sn + co * {t}_sc"
+                body.append(f"{t} = {self.load_cast(f'tl.load({t}_ptr + {off})', t)}")
+            else:
+                body.append(self.operand_load(t, "n_idx", "co", "s", "mask"))
+        body += self.epilogue_body(self.seg.nodes[0], "acc")
+        body.append("out_off = (n_idx.to(tl.int64) * C_OUT + co) * OS + s")
+        body += [f"tl.store({o}_ptr + out_off, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
         return ["@triton.jit", f"def {name}({', '.join(self.kernel_params(epi))}):", *indent(body, 4)]
 
     # -- launcher ------------------------------------------------------------------------------------
@@ -534,23 +685,42 @@ class ConvEmitter(ChannelEpilogue):
                 grid = f"(triton.cdiv(MQ, {g['BLOCK_M']}) * triton.cdiv(COG, {g['BLOCK_N']}), G, {phases})"
             else:
                 grid = f"(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {g['BLOCK_N']}), G)"
-            gemm = (
-                f"{names[0]}[{grid}]"
-                f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N={g['BLOCK_N']}, BLOCK_K={g['BLOCK_K']}, {opts})"
-            )
+            gemm_args, gemm = common, []
+            if g.get("k_order", "tap") == "tap":
+                # the weight as [C_OUT, taps, CIG]: each tap's in-channels contiguous for the tap-major K loop
+                gemm_args = ["wk" if a == w else a for a in common]
+                if not self.transposed:
+                    taps = ", ".join(str(i + 2) for i in range(self.d))
+                    gemm.append(f"wk = {w}.permute(0, {taps}, 1).contiguous()")
+                else:  # (C_IN, COG, *taps) = (G, CIG, COG, taps) -> (G, COG, taps, CIG)
+                    gemm.append(f"wk = {w}.reshape(G, CIG, COG, {' * '.join(self.dims('K'))}).permute(0, 2, 3, 1)")
+                    gemm[-1] += ".contiguous()"
+            blocks = f"BLOCK_M={g['BLOCK_M']}, BLOCK_N={g['BLOCK_N']}, BLOCK_K={g['BLOCK_K']}"
+            gemm.append(f"{names[0]}[{grid}]({', '.join(gemm_args)}, {blocks}, {opts})")
             direct = (
                 f"{names[-1]}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"
                 f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N=block_n, {opts})"
             )
             block_n = f"block_n = min({g['BLOCK_N']}, triton.next_power_of_2(C_OUT))"
-            if algo == "gemm":
-                lines.append(gemm)
+            if algo == "plane":
+                lead, row, col = self.tile_dims()
+                planes = " * ".join(["N", "C_OUT", *(f"O{i}" for i in lead)])
+                lines.append(f"bm = min({g['BLOCK_M']}, triton.next_power_of_2(O{col}))")
+                if row is None:
+                    lines.append("bn = 1")
+                    tiles = f"triton.cdiv(O{col}, bm)"
+                else:
+                    lines.append(f"bn = min({g['BLOCK_N']}, triton.next_power_of_2(O{row}))")
+                    tiles = f"triton.cdiv(O{row}, bn) * triton.cdiv(O{col}, bm)"
+                lines.append(f"{names[-1]}[({planes}, {tiles})]({', '.join(common)}, BLOCK_M=bm, BLOCK_N=bn, {opts})")
+            elif algo == "gemm":
+                lines += gemm
             elif algo == "direct":
                 lines += [block_n, direct]
             else:
                 lines += [
                     f"if COG >= {GEMM_MIN_CHANNELS} and KTOT >= {GEMM_MIN_CHANNELS}:",
-                    f"    {gemm}",
+                    *indent(gemm, 4),
                     "else:",
                     f"    {block_n}",
                     f"    {direct}",

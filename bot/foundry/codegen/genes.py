@@ -41,13 +41,14 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "matmul.num_warps": (2, 4, 8),
     "matmul.num_stages": (1, 2, 3, 4, 5),
     "matmul.precision": ("ieee", "tf32x3", "split3", "tf32"),
-    "conv.algo": ("auto", "gemm", "direct"),  # implicit GEMM (tl.dot) or direct taps; auto: by group width
-    "conv.BLOCK_M": (32, 64, 128, 256),  # output positions (N * spatial) per program
-    "conv.BLOCK_N": (16, 32, 64, 128),  # output channels per program
+    "conv.algo": ("auto", "gemm", "direct", "plane"),  # GEMM, direct taps, per-channel planes; auto: by group width
+    "conv.BLOCK_M": (32, 64, 128, 256),  # output positions (N * spatial) per program; plane: tile columns
+    "conv.BLOCK_N": (16, 32, 64, 128),  # output channels per program; plane: tile rows
     "conv.BLOCK_K": (16, 32, 64),  # in-channels x taps per GEMM step
     "conv.num_warps": (2, 4, 8),
     "conv.num_stages": (1, 2, 3, 4),
     "conv.precision": ("ieee", "tf32x3"),  # fp32 schemes inside the fp32 tolerance only
+    "conv.k_order": ("tap", "channel"),  # GEMM's K loop: taps outside in-channels, or one flat channel x tap range
     "conv.library": (False, True),  # hybrid policy only: torch's convolution + the epilogue in Triton
     "pool.BLOCK_SIZE": (128, 256, 512, 1024),
     "pool.num_warps": (2, 4, 8),
@@ -90,6 +91,7 @@ DEFAULTS: dict[str, Gene] = {
     "conv.num_warps": 8,
     "conv.num_stages": 2,
     "conv.precision": "ieee",  # exact; the search tries tf32x3 (tensor cores, ~fp32 error)
+    "conv.k_order": "tap",
     "conv.library": False,
     "pool.BLOCK_SIZE": 256,
     "pool.num_warps": 4,

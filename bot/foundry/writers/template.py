@@ -250,6 +250,15 @@ class TemplateWriter:
             if "matmul.precision" in base and request.spec.precision == "fp32":
                 tc = {**base, "matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}
                 gene_sets.append((tc, "tensor-core fp32 (3xTF32)"))
+            if "conv.algo" in base and analysis.narrow_convs():
+                # narrow groups: the per-channel plane kernel beside "auto"'s direct one (second, so that the
+                # island after the defaults' measures it in the first generation)
+                plane = {**base, "conv.algo": "plane", "conv.BLOCK_M": 128, "conv.BLOCK_N": 16, "conv.num_warps": 4}
+                gene_sets.insert(1, (plane, "one channel per program over 2-d spatial tiles (narrow groups)"))
+            elif "conv.k_order" in base:
+                # the GEMM's K loop the other way round too (one flat in-channel x tap range: better where a
+                # group has few in-channels, which a tap-major loop pads up to BLOCK_K for every tap)
+                gene_sets.insert(1, ({**base, "conv.k_order": "channel"}, "GEMM K loop over channels x taps"))
             if "conv.precision" in base and request.spec.precision == "fp32":
                 gene_sets.append(({**base, "conv.precision": "tf32x3"}, "tensor-core fp32 convolution (3xTF32)"))
             for hint in request.hints:
