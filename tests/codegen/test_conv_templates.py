@@ -143,17 +143,17 @@ CONVS = [
 ]
 
 
-@pytest.mark.parametrize("algo", ["gemm", "gemm-channel", "direct", "plane"])
+@pytest.mark.parametrize("algo", ["gemm", "gemm-tap", "direct", "plane"])
 @pytest.mark.parametrize(("name", "module", "shape", "epilogue"), CONVS, ids=[c[0] for c in CONVS])
 def test_conv_matches_reference(tmp_path, writer, name, module, shape, epilogue, algo):
     path = operator_file(tmp_path, "", f"self.conv = {module}", f"y = self.conv(x)\nreturn {epilogue}", [shape], [])
     kind, _, order = algo.partition("-")
-    source = check_candidate(writer, path, {**SMALL, "conv.algo": kind, "conv.k_order": order or "tap"})
+    source = check_candidate(writer, path, {**SMALL, "conv.algo": kind, "conv.k_order": order or "channel"})
     marks = {"gemm": "tl.dot(", "direct": "acc += a * wv", "plane": "tl.static_range(K0)"}
     assert all((mark in source) == (a == kind) for a, mark in marks.items())
-    # the GEMM's K order: taps outside the in-channels (the weight permuted to [C_OUT, taps, CIG]), or one range
-    assert ("for cb in range(0, CIG, BLOCK_K):" in source) == (algo == "gemm")
-    assert ("for kk in range(0, " in source) == (algo == "gemm-channel")
+    # the GEMM's K order: one flat channel x tap range, or taps outside the in-channels (weight [C_OUT, taps, CIG])
+    assert ("for cb in range(0, CIG, BLOCK_K):" in source) == (algo == "gemm-tap")
+    assert ("for kk in range(0, " in source) == (algo == "gemm")
     assert "torch.convolution" not in source
     strided_transposed = "Transpose" in module and "stride=" in module and "dilation" not in module
     assert ("phase = tl.program_id(2)" in source) == (strided_transposed and kind == "gemm")  # sub-pixel form

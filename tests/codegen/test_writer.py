@@ -97,11 +97,15 @@ def test_generation_zero_measures_the_plane_kernel_only_for_narrow_groups(writer
     [defaults, plane] = writer.propose(request_for(EXAMPLES / "conv_depthwise_2d_hardswish.py", count=2))
     assert defaults.genes["conv.algo"] == "auto" and plane.genes["conv.algo"] == "plane"
     assert "tl.static_range(K0)" in plane.source and "tl.static_range" not in defaults.source
-    # a dense convolution (64 channels per group) runs as a GEMM: no plane candidate in generation 0, but both
-    # K orders of the GEMM (taps outside channels by default, then one flat channel x tap range)
+    # a dense convolution (64 channels per group) runs as a GEMM: no plane candidate in generation 0, but
+    # the defaults (one flat channel x tap K loop), 3xTF32, then the tap-major K loop
     wide = writer.propose(request_for(EXAMPLES / "conv_2d_bias_relu.py", count=3))
     assert all(c.genes["conv.algo"] != "plane" for c in wide if "mutation" not in c.notes)
-    assert [c.genes["conv.k_order"] for c in wide[:2]] == ["tap", "channel"]
+    assert [(c.genes["conv.precision"], c.genes["conv.k_order"]) for c in wide[:3]] == [
+        ("ieee", "channel"),
+        ("tf32x3", "channel"),
+        ("ieee", "tap"),
+    ]
 
 
 def test_generation_zero_keeps_rows_in_registers_only_where_a_loop_reads_them_twice(writer: TemplateWriter):

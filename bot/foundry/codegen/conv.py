@@ -3,8 +3,9 @@
 Three templates, chosen by the gene `algo` (or at run time by the shapes with "auto": gemm or direct):
 
   gemm    implicit GEMM per group: rows are output positions (N * spatial), columns the group's output
-          channels, K runs over in-channels x kernel taps; the input tile is gathered on the fly (zero
-          padding by masks) and multiplied with tl.dot (fp32 schemes as in matmul: ieee or tf32x3)
+          channels, K runs over in-channels x kernel taps (one flat range, or with the gene k_order "tap"
+          taps outside and in-channels inside); the input tile is gathered on the fly (zero padding by
+          masks) and multiplied with tl.dot (fp32 schemes as in matmul: ieee or tf32x3)
   direct  a [positions x channels] tile accumulating input x weight products tap by tap: for depthwise and
           narrow groups, where a GEMM's columns (channels per group) would be mostly padding
   plane   one output channel per program over a 2-d tile of its last two spatial dims (a row for conv1d),
@@ -471,7 +472,7 @@ class ConvEmitter(ChannelEpilogue):
         return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
     def gemm_kernel(self, name: str, epi: list[str]) -> list[str]:
-        if self.genes.get("k_order", "tap") == "tap":
+        if self.genes.get("k_order", "channel") == "tap":
             return self.gemm_tap_kernel(name, epi)
         if self.subpixel:
             return self.subpixel_kernel(name, epi)
@@ -686,7 +687,7 @@ class ConvEmitter(ChannelEpilogue):
             else:
                 grid = f"(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {g['BLOCK_N']}), G)"
             gemm_args, gemm = common, []
-            if g.get("k_order", "tap") == "tap":
+            if g.get("k_order", "channel") == "tap":
                 # the weight as [C_OUT, taps, CIG]: each tap's in-channels contiguous for the tap-major K loop
                 gemm_args = ["wk" if a == w else a for a in common]
                 if not self.transposed:

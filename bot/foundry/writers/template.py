@@ -255,12 +255,12 @@ class TemplateWriter:
                 # island after the defaults' measures it in the first generation)
                 plane = {**base, "conv.algo": "plane", "conv.BLOCK_M": 128, "conv.BLOCK_N": 16, "conv.num_warps": 4}
                 gene_sets.insert(1, (plane, "one channel per program over 2-d spatial tiles (narrow groups)"))
-            elif "conv.k_order" in base:
-                # the GEMM's K loop the other way round too (one flat in-channel x tap range: better where a
-                # group has few in-channels, which a tap-major loop pads up to BLOCK_K for every tap)
-                gene_sets.insert(1, ({**base, "conv.k_order": "channel"}, "GEMM K loop over channels x taps"))
             if "conv.precision" in base and request.spec.precision == "fp32":
                 gene_sets.append(({**base, "conv.precision": "tf32x3"}, "tensor-core fp32 convolution (3xTF32)"))
+            if "conv.k_order" in base and not analysis.narrow_convs():
+                # the GEMM's K loop tap-major (the H200, 2026-12-03: slower for 2-d convs, faster for a strided
+                # transposed 3-d conv, whose stride phases then skip the taps they never meet)
+                gene_sets.append(({**base, "conv.k_order": "tap"}, "GEMM K loop over taps, then in-channels"))
             for hint in request.hints:
                 warm = {k: v for k, v in hint.genes.items() if k in base}
                 if warm:
