@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -239,3 +241,34 @@ def test_ray_actor_lost_with_several_candidates_is_replaced_once(cluster, recipe
         assert all(v.verified for v in verdicts), [v.failure.headline() for v in verdicts if v.failure]
         assert len(executor.workers_lost) == 1, executor.workers_lost
         assert len(executor.pool) == 1 and executor.workers == 2, "one replacement with both slots"
+
+
+@pytest.mark.parametrize("driver", [None, "2"])
+def test_ray_actor_children_get_the_drivers_thread_setting_not_rays(cluster, driver, monkeypatch):
+    """Ray sets OMP_NUM_THREADS=1 in every actor (its num_cpus); the actor restores the driver's value, or
+    unsets it, so that candidate children and the actor's torch use the cores as under the local executor."""
+    import ray_doubles
+
+    if driver is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", driver)
+    ray.cloudpickle.register_pickle_by_value(ray_doubles)
+    with RayExecutor(ray_doubles.ThreadsFactory(), cpu_workers=1, timeouts=TIMEOUTS) as executor:
+        [verdict] = executor.evaluate_all([Candidate(id="threads", source="")])
+    if driver is None:
+        # unset: torch's own default (the physical cores), as in a process started from the driver
+        probe = "import torch; print(torch.get_num_threads())"
+        env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+        default = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+        assert verdict.checks_passed == (
+            "child OMP_NUM_THREADS=unset",
+            f"child torch threads={default.stdout.strip()}",
+            f"actor torch threads={default.stdout.strip()}",
+        )
+    else:
+        assert verdict.checks_passed == (
+            "child OMP_NUM_THREADS=2",
+            "child torch threads=2",
+            "actor torch threads=2",
+        )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -67,10 +68,25 @@ def require_ray() -> Any:
     return ray
 
 
+def restore_threads(threads: str | None) -> None:
+    """Give an actor the driver's OMP_NUM_THREADS (None: unset). Ray sets it to the actor's num_cpus, 1,
+    in every actor; candidate children inherit it (the isolation allowlist passes it on), so they and the
+    actor's own torch would run on one thread where the local executor's use the machine's cores."""
+    if threads is None:
+        os.environ.pop("OMP_NUM_THREADS", None)
+    else:
+        os.environ["OMP_NUM_THREADS"] = threads
+    if "torch" in sys.modules:  # imported with Ray's value already: resize its pool too
+        import torch
+
+        torch.set_num_threads(int(threads) if threads else max(1, len(os.sched_getaffinity(0))))
+
+
 class EvaluationWorker:
     """The body of one Ray actor: its own evaluator, candidates in and verdicts out as JSON."""
 
-    def __init__(self, factory: EvaluatorFactory, device: str) -> None:
+    def __init__(self, factory: EvaluatorFactory, device: str, threads: str | None = None) -> None:
+        restore_threads(threads)
         self.evaluator = factory(device)
         self.device = device
 
@@ -364,7 +380,7 @@ class RayExecutor:
         actor = self.ray.remote(EvaluationWorker).options(
             num_gpus=1 if gpu else 0, num_cpus=1, max_restarts=0, max_task_retries=0, max_concurrency=threads
         )
-        return Worker(self.numbers, actor.remote(self.factory, self.device_kind))
+        return Worker(self.numbers, actor.remote(self.factory, self.device_kind, os.environ.get("OMP_NUM_THREADS")))
 
     def _start(self, workers: list[Worker], minimum: int) -> None:
         deadline = time.monotonic() + self.timeouts.start_s
