@@ -18,6 +18,8 @@ pytestmark = [pytest.mark.interp]
 CASES = [
     ("conv2d-gemm-tf32x3", "conv_2d_bias_relu.py", {"conv.algo": "gemm", "conv.precision": "tf32x3"}),
     ("depthwise-direct", "conv_depthwise_2d_hardswish.py", {"conv.algo": "direct", "conv.BLOCK_M": 32}),
+    ("depthwise-plane", "conv_depthwise_2d_hardswish.py", {"conv.algo": "plane", "conv.BLOCK_N": 16}),
+    ("transpose3d-gemm-tap", "conv_transpose3d_sigmoid.py", {"conv.algo": "gemm", "conv.k_order": "tap"}),
     ("grouped-strided-unfused", "conv_grouped_strided_silu.py", {"plan.fuse_epilogue": False}),
     ("transpose2d-gemm", "conv_transpose2d_gelu.py", {"conv.algo": "gemm", "conv.BLOCK_N": 32}),
     ("transpose3d-direct", "conv_transpose3d_sigmoid.py", {"conv.algo": "direct"}),

@@ -160,17 +160,21 @@ def test_conv_matches_reference(tmp_path, writer, name, module, shape, epilogue,
 
 
 def test_auto_algo_picks_by_group_width_at_run_time(tmp_path, writer):
-    """A wide conv (>= 16 channels per group) and a depthwise one through the same "auto" launcher."""
+    """A wide conv (>= 16 channels per group: GEMM), a depthwise one (plane) and a narrow grouped one (2 in-
+    and 2 out-channels per group: direct) through the same "auto" launcher."""
     path = operator_file(
         tmp_path,
         "",
-        "self.wide = nn.Conv2d(4, 16, 3, padding=1)\nself.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)",
-        "return torch.relu(self.dw(self.wide(x)))",
+        "self.wide = nn.Conv2d(4, 16, 3, padding=1)\nself.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)\n"
+        "self.narrow = nn.Conv2d(16, 16, 3, padding=1, groups=8)",
+        "return torch.relu(self.narrow(self.dw(self.wide(x))))",
         [(2, 4, 5, 6)],
         [],
     )
     source = check_candidate(writer, path, {**SMALL, "conv.algo": "auto"})
-    assert "if COG >= 16 and KTOT >= 16:" in source
+    assert "if COG >= 16 and KTOT >= 16:" in source and "elif CIG == 1:" in source
+    for algo in ("gemm", "plane", "direct"):
+        assert f"_{algo}_fwd_kernel[" in source, algo
 
 
 def test_epilogue_operands_broadcast_every_way(tmp_path, writer):

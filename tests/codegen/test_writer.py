@@ -93,10 +93,13 @@ def test_matmul_generation_zero_tries_tensor_core_fp32(writer: TemplateWriter):
 
 
 def test_generation_zero_measures_the_plane_kernel_only_for_narrow_groups(writer: TemplateWriter):
-    # depthwise (one channel per group): "auto" would run the direct kernel; the plane kernel comes second
+    # depthwise (one channel per group): "auto" picks the plane kernel at run time; the plane kernel alone, with
+    # the 16 x 128 tile over 4 warps, comes second
     [defaults, plane] = writer.propose(request_for(EXAMPLES / "conv_depthwise_2d_hardswish.py", count=2))
-    assert defaults.genes["conv.algo"] == "auto" and plane.genes["conv.algo"] == "plane"
-    assert "tl.static_range(K0)" in plane.source and "tl.static_range" not in defaults.source
+    assert defaults.genes["conv.algo"] == "auto" and "elif CIG == 1:" in defaults.source
+    assert plane.genes["conv.algo"] == "plane"
+    assert (plane.genes["conv.BLOCK_N"], plane.genes["conv.num_warps"]) == (16, 4)
+    assert "tl.static_range(K0)" in plane.source and "_gemm_fwd_kernel" not in plane.source
     # a dense convolution (64 channels per group) runs as a GEMM: no plane candidate in generation 0, but
     # the defaults (one flat channel x tap K loop), 3xTF32, then the tap-major K loop
     wide = writer.propose(request_for(EXAMPLES / "conv_2d_bias_relu.py", count=3))

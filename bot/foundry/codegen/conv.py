@@ -1,6 +1,7 @@
 """N-d convolution (conv1d/2d/3d, transposed too) with its pointwise epilogue, and the pieces pooling shares.
 
-Three templates, chosen by the gene `algo` (or at run time by the shapes with "auto": gemm or direct):
+Three templates, chosen by the gene `algo` (or at run time by the shapes with "auto": gemm for groups at
+least one tl.dot tile wide, plane for depthwise, direct for the other narrow groups):
 
   gemm    implicit GEMM per group: rows are output positions (N * spatial), columns the group's output
           channels, K runs over in-channels x kernel taps (one flat range, or with the gene k_order "tap"
@@ -212,7 +213,7 @@ class ConvEmitter(ChannelEpilogue):
             if algo in ("auto", "direct"):
                 names.append(f"_{self.prefix}_direct_fwd_kernel")
                 kernels.append(self.direct_kernel(names[-1], epi))
-            if algo == "plane":
+            if algo in ("auto", "plane"):
                 names.append(f"_{self.prefix}_plane_fwd_kernel")
                 kernels.append(self.plane_kernel(names[-1], epi))
         launcher = self.launcher_lines(epi, names, library, algo)
@@ -699,21 +700,23 @@ class ConvEmitter(ChannelEpilogue):
             blocks = f"BLOCK_M={g['BLOCK_M']}, BLOCK_N={g['BLOCK_N']}, BLOCK_K={g['BLOCK_K']}"
             gemm.append(f"{names[0]}[{grid}]({', '.join(gemm_args)}, {blocks}, {opts})")
             direct = (
-                f"{names[-1]}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"
+                f"_{self.prefix}_direct_fwd_kernel[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"
                 f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N=block_n, {opts})"
             )
             block_n = f"block_n = min({g['BLOCK_N']}, triton.next_power_of_2(C_OUT))"
+            lead, row, col = self.tile_dims()
+            planes = " * ".join(["N", "C_OUT", *(f"O{i}" for i in lead)])
+            plane = [f"bm = min({g['BLOCK_M']}, triton.next_power_of_2(O{col}))"]
+            if row is None:
+                plane.append("bn = 1")
+                tiles = f"triton.cdiv(O{col}, bm)"
+            else:
+                plane.append(f"bn = min({g['BLOCK_N']}, triton.next_power_of_2(O{row}))")
+                tiles = f"triton.cdiv(O{row}, bn) * triton.cdiv(O{col}, bm)"
+            launch = f"({', '.join(common)}, BLOCK_M=bm, BLOCK_N=bn, {opts})"
+            plane.append(f"_{self.prefix}_plane_fwd_kernel[({planes}, {tiles})]{launch}")
             if algo == "plane":
-                lead, row, col = self.tile_dims()
-                planes = " * ".join(["N", "C_OUT", *(f"O{i}" for i in lead)])
-                lines.append(f"bm = min({g['BLOCK_M']}, triton.next_power_of_2(O{col}))")
-                if row is None:
-                    lines.append("bn = 1")
-                    tiles = f"triton.cdiv(O{col}, bm)"
-                else:
-                    lines.append(f"bn = min({g['BLOCK_N']}, triton.next_power_of_2(O{row}))")
-                    tiles = f"triton.cdiv(O{row}, bn) * triton.cdiv(O{col}, bm)"
-                lines.append(f"{names[-1]}[({planes}, {tiles})]({', '.join(common)}, BLOCK_M=bm, BLOCK_N=bn, {opts})")
+                lines += plane
             elif algo == "gemm":
                 lines += gemm
             elif algo == "direct":
@@ -722,6 +725,8 @@ class ConvEmitter(ChannelEpilogue):
                 lines += [
                     f"if COG >= {GEMM_MIN_CHANNELS} and KTOT >= {GEMM_MIN_CHANNELS}:",
                     *indent(gemm, 4),
+                    "elif CIG == 1:  # depthwise: one input channel per output channel",
+                    *indent(plane, 4),
                     "else:",
                     f"    {block_n}",
                     f"    {direct}",
