@@ -320,6 +320,21 @@ class ConvEmitter(ChannelEpilogue):
             raise UnsupportedError("conv", f"precision {precision!r} (fp32 schemes: {', '.join(PRECISIONS)})")
         return precision
 
+    def gemm_head(self) -> list[str]:
+        """The implicit-GEMM kernels' program ids (output tile, group), their rows (output positions) with
+        each row's window origin, and the tile's output channels."""
+        return [
+            "pid = tl.program_id(0)",
+            "g = tl.program_id(1)",
+            "num_pid_n = tl.cdiv(COG, BLOCK_N)",
+            "pid_m = pid // num_pid_n",
+            "pid_n = pid % num_pid_n",
+            *self.rows(),
+            "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+            "mask_n = rn < COG",
+            "co = g * COG + rn",
+        ]
+
     def subpixel_head(self) -> list[str]:
         """The sub-pixel kernels' program ids (output tile, group, stride phase), their rows (output positions
         of the phase: o = q * stride + r), each row's window origin and the tile's output channels."""
@@ -423,17 +438,7 @@ class ConvEmitter(ChannelEpilogue):
                 head += [f"i{i} = org{i} - j{i}", f"valid_m = valid_m & (i{i} >= 0) & (i{i} < I{i})"]
             guard = "if " + " & ".join(f"(k{i} < K{i})" for i in range(d)) + ":  # a tap of this phase"
         else:
-            body = [
-                "pid = tl.program_id(0)",
-                "g = tl.program_id(1)",
-                "num_pid_n = tl.cdiv(COG, BLOCK_N)",
-                "pid_m = pid // num_pid_n",
-                "pid_n = pid % num_pid_n",
-                *self.rows(),
-                "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
-                "mask_n = rn < COG",
-                "co = g * COG + rn",
-            ]
+            body = self.gemm_head()
             outer = [f"for tap in range(0, {' * '.join(self.dims('K'))}):"]
             head = [
                 *coords("tap", "k", self.dims("K")),
@@ -479,15 +484,7 @@ class ConvEmitter(ChannelEpilogue):
             return self.subpixel_kernel(name, epi)
         ks = " * ".join(self.dims("K"))
         body = [
-            "pid = tl.program_id(0)",
-            "g = tl.program_id(1)",
-            "num_pid_n = tl.cdiv(COG, BLOCK_N)",
-            "pid_m = pid // num_pid_n",
-            "pid_n = pid % num_pid_n",
-            *self.rows(),
-            "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
-            "mask_n = rn < COG",
-            "co = g * COG + rn",
+            *self.gemm_head(),
             f"KS = {ks}",
             f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS + g.to(tl.int64) * CIG * IS",
             "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
