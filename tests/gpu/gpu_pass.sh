@@ -4,6 +4,7 @@
 # Then, in one device call:      bash tests/gpu/gpu_pass.sh PART...   with PART = probe | cheats | faults |
 # evaluator | bench | sweep | warm (probe: a short search with the evaluator's stage timings; BENCH_OPS:
 # a glob of operators); or ray1, then ray2 in the next call (Ray over two transfers: see tests/gpu/ray_fetch.sh).
+# Any other PART (e.g. none) only installs the wheels, for a command after it: tests/gpu/gene_sweep.py OP GENES...
 # Each of cheats, bench, warm fits one 10-minute call; results land in $OUT, which brings back at most 8
 # files (scratch goes to /tmp: bench leaves 3 files there, warm 2, probe 2, sweep 1, gpu.txt 1). A bench over
 # more operators than one call allows: run subsets (BENCH_OPS) in several calls, then join the JSON reports here with
