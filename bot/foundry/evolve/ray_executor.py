@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -71,15 +70,12 @@ def require_ray() -> Any:
 def restore_threads(threads: str | None) -> None:
     """Give an actor the driver's OMP_NUM_THREADS (None: unset). Ray sets it to the actor's num_cpus, 1,
     in every actor; candidate children inherit it (the isolation allowlist passes it on), so they and the
-    actor's own torch would run on one thread where the local executor's use the machine's cores."""
+    actor's own torch would run on one thread where the local executor's use the machine's cores. Called
+    before the evaluator is built: torch sizes its thread pool from the variable when first used."""
     if threads is None:
         os.environ.pop("OMP_NUM_THREADS", None)
     else:
         os.environ["OMP_NUM_THREADS"] = threads
-    if "torch" in sys.modules:  # imported with Ray's value already: resize its pool too
-        import torch
-
-        torch.set_num_threads(int(threads) if threads else max(1, len(os.sched_getaffinity(0))))
 
 
 class EvaluationWorker:
