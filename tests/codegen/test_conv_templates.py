@@ -232,7 +232,7 @@ def test_conv_pointwise_pool_is_two_kernels(tmp_path, writer):
         [],
     )
     source = check_candidate(writer, path, SMALL)
-    assert source.count("@triton.jit") == 3  # gemm + direct variants of the conv kernel, one pooling kernel
+    assert source.count("@triton.jit") == 4  # "auto": gemm, plane and direct conv kernels, one pooling kernel
     assert "kernel(s): conv, pool" in source
 
 
