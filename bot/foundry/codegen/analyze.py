@@ -54,7 +54,7 @@ class Analysis:
 
     def narrow_convs(self) -> bool:
         """A convolution whose groups are narrower than one tl.dot tile (channels per group, or in-channels x
-        taps) at the full inputs: "auto" runs it with the direct kernel (depthwise convolutions, mostly)."""
+        taps) at the full inputs: "auto" runs it with the plane kernel (depthwise) or the direct one."""
         for node in self.graph.nodes.values():
             if node.op != "conv":
                 continue

@@ -33,7 +33,7 @@ from foundry.codegen.plan import numel, right_align
 PRECISIONS = ("ieee", "tf32x3")
 ALGOS = ("auto", "gemm", "direct", "plane")
 EPILOGUE_BLOCK = 1024  # library path: 4 warps x 32 lanes x 8 fp32 per lane (two 16-byte accesses)
-GEMM_MIN_CHANNELS = 16  # "auto": a group narrower than one tl.dot tile (16 columns or K) runs direct
+GEMM_MIN_CHANNELS = 16  # "auto": a group narrower than one tl.dot tile (16 columns or K) runs plane or direct
 
 
 def nc_positions() -> list[str]:

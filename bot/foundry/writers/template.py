@@ -251,8 +251,9 @@ class TemplateWriter:
                 tc = {**base, "matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}
                 gene_sets.append((tc, "tensor-core fp32 (3xTF32)"))
             if "conv.algo" in base and analysis.narrow_convs():
-                # narrow groups: the per-channel plane kernel beside "auto"'s direct one (second, so that the
-                # island after the defaults' measures it in the first generation)
+                # narrow groups: the per-channel plane kernel with a 16 x 128 tile over 4 warps ("auto" runs it
+                # for depthwise convolutions at the default tile, the direct kernel for other narrow groups);
+                # second, so that the island after the defaults' measures it in the first generation
                 plane = {**base, "conv.algo": "plane", "conv.BLOCK_M": 128, "conv.BLOCK_N": 16, "conv.num_warps": 4}
                 gene_sets.insert(1, (plane, "one channel per program over 2-d spatial tiles (narrow groups)"))
             if "conv.precision" in base and request.spec.precision == "fp32":
