@@ -270,15 +270,14 @@ def test_parent_secrets_are_scrubbed_from_child_text():
     assert canary not in proc.stdout + proc.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evaluator gap: the child runs as the parent's user, so past the static guard it can signal the "
-    "parent (os.kill(os.getppid(), 9)); a separate uid, a PID namespace or seccomp would stop it",
-)
 def test_parent_survives_a_child_that_signals_it():
+    """Past the static guard (switched off here), os.kill(os.getppid(), 9) runs as the evaluator's user: the
+    seccomp filter denies it (PermissionError in the candidate), the evaluator lives and rejects."""
     proc = run_attack("kill_parent_direct", "unused")
     assert proc.returncode == 0, f"the evaluating process died with {proc.returncode}"
-    assert json.loads(proc.stdout)["verified"] is False
+    verdict = json.loads(proc.stdout)
+    assert verdict["verified"] is False
+    assert "PermissionError" in json.dumps(verdict), verdict
 
 
 # -- foundry check -----------------------------------------------------------------------------------

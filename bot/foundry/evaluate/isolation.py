@@ -6,13 +6,18 @@ in its own session (so a timeout kills everything it started), with:
   - an address-space cap on CPU-only runs (RLIMIT_AS; CUDA reserves huge virtual ranges, so on GPU
     the worker caps device memory instead), no core files;
   - stdout/stderr drained by the parent and capped (flooding kills the child);
-  - a private pipe for its messages and another for the parent's go/stop after correctness.
+  - a private pipe for its messages and another for the parent's go/stop after correctness;
+  - a seccomp filter (seccomp.py): it may signal only itself, and may not trace other processes or touch
+    their memory, so it cannot kill or patch the evaluator, which runs as the same user.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import os
+import platform
 import re
 import resource
 import signal
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import foundry
+from foundry.evaluate import seccomp
 
 ENV_ALLOW = re.compile(
     r"^(PATH|LANG|LC_[A-Z]+|TZ|CUDA_VISIBLE_DEVICES|CUDA_HOME|CUDA_PATH|LD_LIBRARY_PATH|NVIDIA_[A-Z_]+|"
@@ -35,6 +41,25 @@ ENV_ALLOW = re.compile(
 SECRET = re.compile(r"(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.I)
 OUTPUT_CAP = 1_000_000  # bytes of stdout+stderr a candidate may print
 TAIL = 4000
+
+
+log = logging.getLogger(__name__)
+
+
+@functools.cache
+def signal_filter() -> seccomp.Filter | None:
+    """The seccomp filter for candidate processes, or None (with one warning) where the system has none or
+    its kernel refuses one (tried once on a trivial process, so that no candidate fails to start for it)."""
+    why = f"{sys.platform}/{platform.machine()} has none"
+    if seccomp.available():
+        sandbox = seccomp.Filter()
+        try:
+            subprocess.run([sys.executable, "-c", "pass"], preexec_fn=sandbox.install, check=True, timeout=60)  # noqa: PLW1509
+            return sandbox
+        except (OSError, subprocess.SubprocessError) as exc:
+            why = f"the kernel refused it ({exc})"
+    log.warning("no seccomp filter (%s): candidate processes can signal other processes of this user", why)
+    return None
 
 
 def scrub(text: str) -> str:
@@ -86,11 +111,15 @@ class Child:
         control_r, control_w = os.pipe()
         self.started = time.monotonic()
 
+        sandbox = signal_filter()
+
         def limits() -> None:
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if memory_mb:
                 cap = memory_mb * 1024 * 1024
                 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            if sandbox is not None:
+                sandbox.install()  # last: raises (and the child never runs) if the kernel refuses
 
         self.proc = subprocess.Popen(
             [sys.executable, "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)],
@@ -101,7 +130,7 @@ class Child:
             env=env,
             cwd=jobdir or cwd,
             start_new_session=True,
-            preexec_fn=limits,  # noqa: PLW1509 - runs before exec, only setrlimit
+            preexec_fn=limits,  # noqa: PLW1509 - runs before exec: setrlimit and two prctl calls
         )
         os.close(result_w)
         os.close(control_r)

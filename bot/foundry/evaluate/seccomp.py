@@ -1,0 +1,153 @@
+"""A seccomp filter for candidate processes: they may signal only themselves, and may not trace or read or
+write other processes' memory. Without it a candidate that got past the static guard could kill the
+evaluator that judges it (os.kill(os.getppid(), 9)), every process of the user (kill(-1, 9)), or patch
+the evaluator's memory through ptrace or process_vm_writev: all run as the same user.
+
+Denied calls fail with EPERM (the candidate sees PermissionError); nothing else changes. Blocked:
+kill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo to any process but the candidate's own (its threads
+included), tkill and pidfd_send_signal (glibc and CPython signal their own threads through tgkill), ptrace,
+process_vm_readv and process_vm_writev. The filter is inherited by everything the candidate starts; those
+processes may signal only the candidate (the pid is fixed when the filter is built).
+
+Linux on x86-64 and aarch64 (other systems: `available()` is False and the evaluator says so). Build the
+program in the parent with `Filter()` and call `install()` in the child between fork and exec (the
+subprocess preexec hook): it writes the child's pid into the program and makes two prctl calls.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import os
+import platform
+import sys
+
+# <linux/audit.h>, <linux/seccomp.h>, <linux/filter.h>, <linux/prctl.h>
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+SYSCALLS = {
+    "x86_64": {
+        "kill": 62,
+        "tkill": 200,
+        "tgkill": 234,
+        "rt_sigqueueinfo": 129,
+        "rt_tgsigqueueinfo": 297,
+        "pidfd_send_signal": 424,
+        "ptrace": 101,
+        "process_vm_readv": 310,
+        "process_vm_writev": 311,
+    },
+    "aarch64": {
+        "kill": 129,
+        "tkill": 130,
+        "tgkill": 131,
+        "rt_sigqueueinfo": 138,
+        "rt_tgsigqueueinfo": 240,
+        "pidfd_send_signal": 424,
+        "ptrace": 117,
+        "process_vm_readv": 270,
+        "process_vm_writev": 271,
+    },
+}
+SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target process
+DENIED = ("tkill", "pidfd_send_signal", "ptrace", "process_vm_readv", "process_vm_writev")
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+EPERM = 1
+BPF_LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+BPF_JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+BPF_JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+X32_SYSCALL_BIT = 0x40000000
+BPF_RET_K = 0x06  # BPF_RET | BPF_K
+OFF_NR, OFF_ARCH, OFF_ARG0_LO, OFF_ARG0_HI = 0, 4, 16, 20  # struct seccomp_data, little-endian
+
+
+def machine() -> str | None:
+    arch = platform.machine()
+    if not sys.platform.startswith("linux") or arch not in SYSCALLS or sys.byteorder != "little":
+        return None
+    return arch
+
+
+@functools.cache
+def libc_path() -> str | None:
+    return ctypes.util.find_library("c")  # runs ldconfig: in the parent, once
+
+
+def available() -> bool:
+    return machine() is not None and libc_path() is not None
+
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+
+def program(pid: int, arch: str) -> list[tuple[int, int, int, int]]:
+    """The BPF program as (code, jt, jf, k) rows: allow everything except the calls above, where a signal
+    call is allowed only with `pid` as its first argument. Calls through another ABI (i386 compat, x32) are
+    denied: legitimate code in the candidate's process never makes them."""
+    numbers = SYSCALLS[arch]
+    checks = [(numbers[name], "self") for name in SELF_ONLY] + [(numbers[name], "deny") for name in DENIED]
+    # rows with symbolic jump targets, resolved below into relative offsets
+    code: list[tuple[int, str | int, str | int, int]] = [
+        (BPF_LD_W_ABS, 0, 0, OFF_ARCH),
+        (BPF_JEQ_K, 0, "deny", AUDIT_ARCH[arch]),
+        (BPF_LD_W_ABS, 0, 0, OFF_NR),
+    ]
+    if arch == "x86_64":
+        code.append((BPF_JGE_K, "deny", 0, X32_SYSCALL_BIT))
+    code += [(BPF_JEQ_K, "self" if kind == "self" else "deny", 0, nr) for nr, kind in checks]
+    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
+    labels = {"self": len(code)}
+    code += [
+        (BPF_LD_W_ABS, 0, 0, OFF_ARG0_LO),
+        (BPF_JEQ_K, 0, "deny", pid),  # PID_ROW
+        (BPF_LD_W_ABS, 0, 0, OFF_ARG0_HI),
+        (BPF_JEQ_K, 0, "deny", 0),
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),  # the candidate's own process
+    ]
+    labels["deny"] = len(code)
+    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | EPERM))
+
+    def offset(target: str | int, here: int) -> int:
+        return labels[target] - here - 1 if isinstance(target, str) else target
+
+    return [(op, offset(jt, i), offset(jf, i), k) for i, (op, jt, jf, k) in enumerate(code)]
+
+
+def pid_row(arch: str) -> int:
+    """Index of the self-check's comparison, whose constant is the pid."""
+    return 3 + (arch == "x86_64") + len(SELF_ONLY) + len(DENIED) + 2
+
+
+class Filter:
+    """The filter, built in the parent; `install()` in the child fills in the child's pid and applies it."""
+
+    def __init__(self) -> None:
+        arch, libc = machine(), libc_path()
+        if arch is None or libc is None:
+            raise OSError(f"seccomp filter: unsupported system {sys.platform}/{platform.machine()}")
+        self.rows = program(0, arch)
+        self.pid_row = pid_row(arch)
+        self.array = (SockFilter * len(self.rows))(*(SockFilter(*row) for row in self.rows))
+        self.fprog = SockFprog(len(self.rows), self.array)
+        self.libc = ctypes.CDLL(libc, use_errno=True)
+        self.prctl = self.libc.prctl
+        self.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+        self.address = ctypes.cast(ctypes.pointer(self.fprog), ctypes.c_void_p)
+
+    def install(self) -> None:
+        """In the child, before exec. Raises OSError when the kernel refuses (the child must not run)."""
+        self.array[self.pid_row].k = os.getpid()
+        if self.prctl(PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.address, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
