@@ -7,7 +7,7 @@ Denied calls fail with EPERM (the candidate sees PermissionError); nothing else 
 kill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo to any process but the candidate's own (its threads
 included), tkill and pidfd_send_signal (glibc and CPython signal their own threads through tgkill), ptrace,
 process_vm_readv and process_vm_writev. The filter is inherited by everything the candidate starts; those
-processes may signal only the candidate (the pid is fixed when the filter is built).
+processes may signal only the candidate (its pid is written into the program when the filter is installed).
 
 Linux on x86-64 and aarch64 (other systems: `available()` is False and the evaluator says so). Build the
 program in the parent with `Filter()` and call `install()` in the child between fork and exec (the
