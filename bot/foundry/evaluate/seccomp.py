@@ -90,10 +90,11 @@ class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
 
 
-def program(pid: int, arch: str) -> list[tuple[int, int, int, int]]:
-    """The BPF program as (code, jt, jf, k) rows: allow everything except the calls above, where a signal
-    call is allowed only with `pid` as its first argument. Calls through another ABI (i386 compat, x32) are
-    denied: legitimate code in the candidate's process never makes them."""
+def program(pid: int, arch: str) -> tuple[list[tuple[int, int, int, int]], int]:
+    """The BPF program as (code, jt, jf, k) rows, and the index of the row comparing with `pid`: allow
+    everything except the calls above, where a signal call is allowed only with `pid` as its first argument.
+    Calls through another ABI (i386 compat, x32) are denied: legitimate code in the candidate's process never
+    makes them."""
     numbers = SYSCALLS[arch]
     checks = [(numbers[name], "self") for name in SELF_ONLY] + [(numbers[name], "deny") for name in DENIED]
     # rows with symbolic jump targets, resolved below into relative offsets
@@ -107,9 +108,10 @@ def program(pid: int, arch: str) -> list[tuple[int, int, int, int]]:
     code += [(BPF_JEQ_K, "self" if kind == "self" else "deny", 0, nr) for nr, kind in checks]
     code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
     labels = {"self": len(code)}
+    pid_at = len(code) + 1
     code += [
         (BPF_LD_W_ABS, 0, 0, OFF_ARG0_LO),
-        (BPF_JEQ_K, 0, "deny", pid),  # PID_ROW
+        (BPF_JEQ_K, 0, "deny", pid),  # pid_at
         (BPF_LD_W_ABS, 0, 0, OFF_ARG0_HI),
         (BPF_JEQ_K, 0, "deny", 0),
         (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),  # the candidate's own process
@@ -120,12 +122,7 @@ def program(pid: int, arch: str) -> list[tuple[int, int, int, int]]:
     def offset(target: str | int, here: int) -> int:
         return labels[target] - here - 1 if isinstance(target, str) else target
 
-    return [(op, offset(jt, i), offset(jf, i), k) for i, (op, jt, jf, k) in enumerate(code)]
-
-
-def pid_row(arch: str) -> int:
-    """Index of the self-check's comparison, whose constant is the pid."""
-    return 3 + (arch == "x86_64") + len(SELF_ONLY) + len(DENIED) + 2
+    return [(op, offset(jt, i), offset(jf, i), k) for i, (op, jt, jf, k) in enumerate(code)], pid_at
 
 
 class Filter:
@@ -135,8 +132,7 @@ class Filter:
         arch, libc = machine(), libc_path()
         if arch is None or libc is None:
             raise OSError(f"seccomp filter: unsupported system {sys.platform}/{platform.machine()}")
-        self.rows = program(0, arch)
-        self.pid_row = pid_row(arch)
+        self.rows, self.pid_row = program(0, arch)
         self.array = (SockFilter * len(self.rows))(*(SockFilter(*row) for row in self.rows))
         self.fprog = SockFprog(len(self.rows), self.array)
         self.libc = ctypes.CDLL(libc, use_errno=True)
