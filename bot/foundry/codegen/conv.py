@@ -129,14 +129,17 @@ class ChannelEpilogue(SegmentEmitter):
         return lines
 
     def operand_load(
-        self, t: str, n: str, c: str, s: str, mask: str, tag: str = "s", base: tuple[int, ...] | None = None
+        self, t: str, n: str, c: str, s: str, mask: str | None, tag: str = "s", base: tuple[int, ...] | None = None
     ) -> str:
+        """The load of operand `t` at sample n, channel c, flat spatial s; mask None: the address is in bounds
+        (a scalar load where n and c are scalars)."""
         off = f"{n}.to(tl.int64) * {t}_{tag}n + {c} * {t}_{tag}c"
         if self.spatial_role(t, base) != "bcast":
             off += f" + {s}"
         if numel(self.nodes[t].shape) == 1:
             return f"{t} = {self.load_cast(f'tl.load({t}_ptr)', t)}"
-        return f"{t} = {self.load_cast(f'tl.load({t}_ptr + {off}, mask={mask}, other=0.0)', t)}"
+        masked = f", mask={mask}, other=0.0" if mask else ""
+        return f"{t} = {self.load_cast(f'tl.load({t}_ptr + {off}{masked})', t)}"
 
     folded = ""  # an epilogue node the library convolution computed (its bias add)
 
@@ -204,19 +207,19 @@ class ConvEmitter(ChannelEpilogue):
             # output, when other kernels of the candidate launch
             self.bare = not rest and len(self.seg.outputs) == 1 and bool(self.genes.get("others"))
             if not self.bare:
-                names.append(f"_{self.prefix}_epilogue_fwd_kernel")
+                names.append(self.kernel_name("epilogue"))
                 kernels.append(self.flat_epilogue_kernel(names[0], "y", epi))
         else:
             if algo in ("auto", "gemm"):
-                names.append(f"_{self.prefix}_gemm_fwd_kernel")
+                names.append(self.kernel_name("gemm"))
                 kernels.append(self.gemm_kernel(names[-1], epi))
             if algo in ("auto", "direct"):
-                names.append(f"_{self.prefix}_direct_fwd_kernel")
+                names.append(self.kernel_name("direct"))
                 kernels.append(self.direct_kernel(names[-1], epi))
             if algo in ("auto", "plane"):
-                names.append(f"_{self.prefix}_plane_fwd_kernel")
+                names.append(self.kernel_name("plane"))
                 kernels.append(self.plane_kernel(names[-1], epi))
-        launcher = self.launcher_lines(epi, names, library, algo)
+        launcher = self.launcher_lines(epi, library, algo)
         return Emitted(
             "\n\n\n".join("\n".join(k) for k in kernels),
             "\n".join(launcher),
@@ -245,6 +248,10 @@ class ConvEmitter(ChannelEpilogue):
         return first.name, other
 
     # -- kernel pieces -------------------------------------------------------------------------------
+
+    def kernel_name(self, kind: str) -> str:
+        """The Triton kernel of this segment for `kind`: gemm, direct, plane or (library path) epilogue."""
+        return f"_{self.prefix}_{kind}_fwd_kernel"
 
     def dims(self, prefix: str) -> list[str]:
         return [f"{prefix}{i}" for i in range(self.d)]
@@ -597,13 +604,10 @@ class ConvEmitter(ChannelEpilogue):
         for i in reversed(range(self.d)):
             inner = [f"for k{i} in tl.static_range(K{i}):", *indent(inner, 4)]
         body += indent([*inner, "chan += IS  # the group's next input channel"], 4)
-        for t in epi:
-            if self.spatial_role(t) == "bcast" and numel(self.nodes[t].shape) > 1:
-                # one value per program (its sample and channel): a scalar load, no mask
-                off = f"n_idx.to(tl.int64) * {t}_sn + co * {t}_sc"
-                body.append(f"{t} = {self.load_cast(f'tl.load({t}_ptr + {off})', t)}")
-            else:
-                body.append(self.operand_load(t, "n_idx", "co", "s", "mask"))
+        # an operand broadcast over space is one value per program (its sample and channel): a scalar load
+        body += [
+            self.operand_load(t, "n_idx", "co", "s", None if self.spatial_role(t) == "bcast" else "mask") for t in epi
+        ]
         body += self.epilogue_body(self.seg.nodes[0], "acc")
         body.append("out_off = (n_idx.to(tl.int64) * C_OUT + co) * OS + s")
         body += [f"tl.store({o}_ptr + out_off, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
@@ -611,7 +615,7 @@ class ConvEmitter(ChannelEpilogue):
 
     # -- launcher ------------------------------------------------------------------------------------
 
-    def launcher_lines(self, epi: list[str], names: list[str], library: bool, algo: str) -> list[str]:
+    def launcher_lines(self, epi: list[str], library: bool, algo: str) -> list[str]:
         at = self.head.attrs
         x, w = self.x, self.w
         lines = [f"{x} = {x}.contiguous()", f"{w} = {w}.contiguous()", f"N, C_IN = {x}.shape[0], {x}.shape[1]"]
@@ -667,7 +671,7 @@ class ConvEmitter(ChannelEpilogue):
                 lines += [
                     "# hybrid policy: the library convolution, then the epilogue in one Triton pass",
                     f"y = torch.convolution({args})",
-                    f"{names[0]}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]({', '.join(call)}, "
+                    f"{self.kernel_name('epilogue')}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]({', '.join(call)}, "
                     f"BLOCK={EPILOGUE_BLOCK}, WIDE=M * C_OUT >= 2**31, num_warps=4)",
                 ]
         else:
@@ -692,12 +696,12 @@ class ConvEmitter(ChannelEpilogue):
                     taps = ", ".join(str(i + 2) for i in range(self.d))
                     gemm.append(f"wk = {w}.permute(0, {taps}, 1).contiguous()")
                 else:  # (C_IN, COG, *taps) = (G, CIG, COG, taps) -> (G, COG, taps, CIG)
-                    gemm.append(f"wk = {w}.reshape(G, CIG, COG, {' * '.join(self.dims('K'))}).permute(0, 2, 3, 1)")
-                    gemm[-1] += ".contiguous()"
+                    taps = " * ".join(self.dims("K"))
+                    gemm.append(f"wk = {w}.reshape(G, CIG, COG, {taps}).permute(0, 2, 3, 1).contiguous()")
             blocks = f"BLOCK_M={g['BLOCK_M']}, BLOCK_N={g['BLOCK_N']}, BLOCK_K={g['BLOCK_K']}"
-            gemm.append(f"{names[0]}[{grid}]({', '.join(gemm_args)}, {blocks}, {opts})")
+            gemm.append(f"{self.kernel_name('gemm')}[{grid}]({', '.join(gemm_args)}, {blocks}, {opts})")
             direct = (
-                f"_{self.prefix}_direct_fwd_kernel[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"
+                f"{self.kernel_name('direct')}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"
                 f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N=block_n, {opts})"
             )
             block_n = f"block_n = min({g['BLOCK_N']}, triton.next_power_of_2(C_OUT))"
@@ -711,7 +715,7 @@ class ConvEmitter(ChannelEpilogue):
                 plane.append(f"bn = min({g['BLOCK_N']}, triton.next_power_of_2(O{row}))")
                 tiles = f"triton.cdiv(O{row}, bn) * triton.cdiv(O{col}, bm)"
             launch = f"({', '.join(common)}, BLOCK_M=bm, BLOCK_N=bn, {opts})"
-            plane.append(f"_{self.prefix}_plane_fwd_kernel[({planes}, {tiles})]{launch}")
+            plane.append(f"{self.kernel_name('plane')}[({planes}, {tiles})]{launch}")
             if algo == "plane":
                 lines += plane
             elif algo == "gemm":

@@ -250,7 +250,8 @@ class TemplateWriter:
             if "matmul.precision" in base and request.spec.precision == "fp32":
                 tc = {**base, "matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}
                 gene_sets.append((tc, "tensor-core fp32 (3xTF32)"))
-            if "conv.algo" in base and analysis.narrow_convs():
+            narrow = "conv.algo" in base and analysis.narrow_convs()
+            if narrow:
                 # narrow groups: the per-channel plane kernel with a 16 x 128 tile over 4 warps ("auto" runs it
                 # for depthwise convolutions at the default tile, the direct kernel for other narrow groups);
                 # second, so that the island after the defaults' measures it in the first generation
@@ -258,7 +259,7 @@ class TemplateWriter:
                 gene_sets.insert(1, (plane, "one channel per program over 2-d spatial tiles (narrow groups)"))
             if "conv.precision" in base and request.spec.precision == "fp32":
                 gene_sets.append(({**base, "conv.precision": "tf32x3"}, "tensor-core fp32 convolution (3xTF32)"))
-            if "conv.k_order" in base and not analysis.narrow_convs():
+            if "conv.k_order" in base and not narrow:
                 # the GEMM's K loop tap-major (the H200, 2026-12-03: slower for 2-d convs, faster for a strided
                 # transposed 3-d conv, whose stride phases then skip the taps they never meet)
                 gene_sets.append(({**base, "conv.k_order": "tap"}, "GEMM K loop over taps, then in-channels"))
