@@ -6,6 +6,7 @@ a Triton kernel, checks its result, and is denied a signal to its parent.
 
 import subprocess
 import sys
+import tempfile
 
 from foundry.evaluate.seccomp import Filter
 
@@ -30,6 +31,9 @@ except PermissionError:
 print("kernel ok on", torch.cuda.get_device_name())
 """
 
-proc = subprocess.run([sys.executable, "-c", CHILD], preexec_fn=Filter().install, capture_output=True, text=True)
+with tempfile.NamedTemporaryFile("w", suffix=".py") as script:  # @triton.jit needs its source in a file
+    script.write(CHILD)
+    script.flush()
+    proc = subprocess.run([sys.executable, script.name], preexec_fn=Filter().install, capture_output=True, text=True)
 print(proc.stdout, proc.stderr[-3000:], "exit", proc.returncode)
 sys.exit(proc.returncode)

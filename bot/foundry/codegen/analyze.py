@@ -65,6 +65,22 @@ class Analysis:
                 return True
         return False
 
+    def gemm_conv_widths(self) -> list[tuple[int, bool]]:
+        """(output channels per group, strided transposed) of each convolution wide enough for the implicit
+        GEMM, at the full inputs."""
+        found = []
+        for node in self.graph.nodes.values():
+            if node.op != "conv":
+                continue
+            w = self.full_shapes.get(node.args[1]) or self.graph.nodes[node.args[1]].shape
+            groups, transposed = int(node.attrs["groups"]), bool(node.attrs["transposed"])
+            cog, cig = (w[1], w[0] // groups) if transposed else (w[0] // groups, w[1])
+            if cog >= GEMM_MIN_CHANNELS and cig * math.prod(w[2:]) >= GEMM_MIN_CHANNELS:
+                strided = transposed and any(v > 1 for v in node.attrs["stride"])
+                subpixel = strided and all(v == 1 for v in node.attrs["dilation"])
+                found.append((int(cog), subpixel))
+        return found
+
     def replan(self, options: PlanOptions) -> Analysis:
         """The same analysis with other fusion boundaries."""
         return replace(self, segments=plan(self.graph, options))

@@ -170,11 +170,12 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
 
         while conv_smem() > SHARED_MEMORY_BYTES and g["conv.num_stages"] > 1:
             g["conv.num_stages"] -= 1
-        # fp32 accumulators: more than 32 per thread spill on sm_90 (static compiles of the gemm kernel:
-        # 128x64 with 8 warps and 64x64 with 4 compile clean, 128x64 with 4 or 128x128 with 8 spill)
-        if g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"]:
+        # fp32 accumulators: up to 64 per thread. Static sm_90 compiles of the ieee gemm kernel spill past
+        # 32 (128x64 with 4 warps, 128x128 with 8), but on the H200 the 3xTF32 128x128 tile over 8 warps was
+        # the fastest on four convolution examples, 1.4-1.6x faster than 64x128 (gene_sweep, 2026-12-03)
+        if g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 2048 * g["conv.num_warps"]:
             g["conv.num_warps"] = 8
-        while g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 1024 * g["conv.num_warps"]:
+        while g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 2048 * g["conv.num_warps"]:
             if g["conv.BLOCK_M"] > 32 and g["conv.BLOCK_M"] >= g["conv.BLOCK_N"]:
                 g["conv.BLOCK_M"] //= 2
             elif g["conv.BLOCK_N"] > 16:
