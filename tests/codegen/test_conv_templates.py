@@ -143,17 +143,25 @@ CONVS = [
 ]
 
 
-@pytest.mark.parametrize("algo", ["gemm", "gemm-tap", "direct", "plane"])
+@pytest.mark.parametrize("algo", ["gemm", "gemm-tap", "gemm-cl", "gemm-tap-cl", "direct", "plane"])
 @pytest.mark.parametrize(("name", "module", "shape", "epilogue"), CONVS, ids=[c[0] for c in CONVS])
 def test_conv_matches_reference(tmp_path, writer, name, module, shape, epilogue, algo):
     path = operator_file(tmp_path, "", f"self.conv = {module}", f"y = self.conv(x)\nreturn {epilogue}", [shape], [])
-    kind, _, order = algo.partition("-")
-    source = check_candidate(writer, path, {**SMALL, "conv.algo": kind, "conv.k_order": order or "channel"})
+    kind, *variant = algo.split("-")
+    genes = {
+        **SMALL,
+        "conv.algo": kind,
+        "conv.k_order": "tap" if "tap" in variant else "channel",
+        "conv.layout": "channels_last" if "cl" in variant else "nchw",
+    }
+    source = check_candidate(writer, path, genes)
     marks = {"gemm": "tl.dot(", "direct": "acc += a * wv", "plane": "tl.static_range(K0)"}
     assert all((mark in source) == (a == kind) for a, mark in marks.items())
     # the GEMM's K order: one flat channel x tap range, or taps outside the in-channels (weight [C_OUT, taps, CIG])
-    assert ("for cb in range(0, CIG, BLOCK_K):" in source) == (algo == "gemm-tap")
-    assert ("for kk in range(0, " in source) == (algo == "gemm")
+    assert ("for cb in range(0, CIG, BLOCK_K):" in source) == ("tap" in variant)
+    assert ("for kk in range(0, " in source) == (kind == "gemm" and "tap" not in variant)
+    # channels-last staging: the GEMM reads a copy with in-channels contiguous (K runs in-channels fastest)
+    assert ("xcl = " in source and "xcl_ptr + n_idx" in source) == ("cl" in variant)
     assert "torch.convolution" not in source
     strided_transposed = "Transpose" in module and "stride=" in module and "dilation" not in module
     assert ("phase = tl.program_id(2)" in source) == (strided_transposed and kind == "gemm")  # sub-pixel form
@@ -177,7 +185,8 @@ def test_auto_algo_picks_by_group_width_at_run_time(tmp_path, writer):
         assert f"_{algo}_fwd_kernel[" in source, algo
 
 
-def test_epilogue_operands_broadcast_every_way(tmp_path, writer):
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+def test_epilogue_operands_broadcast_every_way(tmp_path, writer, layout):
     """Residual (full), per-channel parameter, a row-broadcast input (partly broadcast spatial dims), a
     per-sample input and a scalar parameter, all in the conv's epilogue: one kernel."""
     path = operator_file(
@@ -195,7 +204,8 @@ def test_epilogue_operands_broadcast_every_way(tmp_path, writer):
         [(2, 4, 5, 6), (5, 1), (2, 1, 1, 1)],
         [],
     )
-    source = check_candidate(writer, path, {**SMALL, "conv.algo": "gemm"})
+    # with channels_last the GEMM reads the staged copy and the residual the input as given
+    source = check_candidate(writer, path, {**SMALL, "conv.algo": "gemm", "conv.layout": layout})
     assert source.count("@triton.jit") == 1
     assert ".expand(shape).contiguous()" in source  # the (5, 1) operand
 

@@ -26,6 +26,11 @@ CASES = [
     # the convolution family at its default genes and the tensor-core scheme
     ("conv2d-gemm-ieee", EXAMPLES / "conv_2d_bias_relu.py", {"conv.algo": "gemm"}),
     ("conv2d-gemm-tf32x3", EXAMPLES / "conv_2d_bias_relu.py", {"conv.algo": "gemm", "conv.precision": "tf32x3"}),
+    (
+        "conv2d-gemm-channels-last",
+        EXAMPLES / "conv_2d_bias_relu.py",
+        {"conv.algo": "gemm", "conv.layout": "channels_last"},
+    ),
     ("transpose3d-auto", EXAMPLES / "conv_transpose3d_sigmoid.py", {}),
     ("direct-then-pool", EXAMPLES / "conv_2d_relu_maxpool.py", {"conv.algo": "direct"}),
     ("depthwise-plane", EXAMPLES / "conv_depthwise_2d_hardswish.py", {"conv.algo": "plane", "conv.BLOCK_N": 16}),

@@ -6,7 +6,9 @@ least one tl.dot tile wide, plane for depthwise, direct for the other narrow gro
   gemm    implicit GEMM per group: rows are output positions (N * spatial), columns the group's output
           channels, K runs over in-channels x kernel taps (one flat range, or with the gene k_order "tap"
           taps outside and in-channels inside); the input tile is gathered on the fly (zero padding by
-          masks) and multiplied with tl.dot (fp32 schemes as in matmul: ieee or tf32x3)
+          masks) and multiplied with tl.dot (fp32 schemes as in matmul: ieee or tf32x3); with the gene
+          layout "channels_last" the launcher stages the input channels-last (in-channels contiguous) and
+          K runs in-channels fastest, so the gathered tile is contiguous along K
   direct  a [positions x channels] tile accumulating input x weight products tap by tap: for depthwise and
           narrow groups, where a GEMM's columns (channels per group) would be mostly padding
   plane   one output channel per program over a 2-d tile of its last two spatial dims (a row for conv1d),
@@ -32,6 +34,7 @@ from foundry.codegen.plan import numel, right_align
 # fp32 schemes that stay inside fp32 tolerance (1e-4): exact FMA products, or 3xTF32 on tensor cores
 PRECISIONS = ("ieee", "tf32x3")
 ALGOS = ("auto", "gemm", "direct", "plane")
+LAYOUTS = ("nchw", "channels_last")  # the GEMM's input: as given, or staged with in-channels contiguous
 EPILOGUE_BLOCK = 1024  # library path: 4 warps x 32 lanes x 8 fp32 per lane (two 16-byte accesses)
 GEMM_MIN_CHANNELS = 16  # "auto": a group narrower than one tl.dot tile (16 columns or K) runs plane or direct
 
@@ -327,6 +330,26 @@ class ConvEmitter(ChannelEpilogue):
             raise UnsupportedError("conv", f"precision {precision!r} (fp32 schemes: {', '.join(PRECISIONS)})")
         return precision
 
+    def channels_last(self) -> bool:
+        layout = self.genes.get("layout", "nchw")
+        if layout not in LAYOUTS:
+            raise UnsupportedError("conv", f"layout {layout!r} (layouts: {', '.join(LAYOUTS)})")
+        return layout == "channels_last"
+
+    def x_rows(self) -> str:
+        """The GEMM kernels' input base per output row (sample n_idx, group g): in the given layout, or in
+        the channels-last copy the launcher passes as xcl_ptr."""
+        if self.channels_last():
+            return "x_rows = xcl_ptr + n_idx.to(tl.int64) * C_IN * IS + g * CIG"
+        return f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS + g.to(tl.int64) * CIG * IS"
+
+    def x_offset(self, ci: str, sp: str) -> str:
+        """Offset from x_rows of in-channel `ci` (of the group) at flat input position `sp`."""
+        return f"({sp}) * C_IN + {ci}" if self.channels_last() else f"{ci} * IS + {sp}"
+
+    def gemm_params(self, epi: list[str]) -> list[str]:
+        return self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"] + (["xcl_ptr"] if self.channels_last() else [])
+
     def gemm_head(self) -> list[str]:
         """The implicit-GEMM kernels' program ids (output tile, group), their rows (output positions) with
         each row's window origin, and the tile's output channels."""
@@ -382,14 +405,15 @@ class ConvEmitter(ChannelEpilogue):
             f"KS = {' * '.join(self.dims('K'))}",
             *[f"J{i} = (K{i} + {st[i] - 1}) // {st[i]}" for i in range(d)],
             f"JS = {' * '.join(self.dims('J'))}",
-            f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS + g.to(tl.int64) * CIG * IS",
+            self.x_rows(),
             "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
             "for kk in range(0, CIG * JS, BLOCK_K):",
         ]
+        # K = in-channels x taps of the phase: in-channels outer, or fastest for a channels-last input
+        split = ["jt = rk // CIG", "ci = rk % CIG"] if self.channels_last() else ["ci = rk // JS", "jt = rk % JS"]
         loop = [
             "rk = kk + tl.arange(0, BLOCK_K)",
-            "ci = rk // JS",
-            "jt = rk % JS",
+            *split,
             *coords("jt", "j", self.dims("J")),
             "mask_k = rk < CIG * JS",
         ]
@@ -402,10 +426,8 @@ class ConvEmitter(ChannelEpilogue):
             f"(g * CIG + ci)[None, :].to(tl.int64) * COG * KS + rn[:, None] * KS "
             f"+ ({flat(self.dims('k'), self.dims('K'))})[None, :]"
         )
-        loop.append(
-            f"a = tl.load(x_rows[None, :] + ci[:, None] * IS + {flat(self.dims('i'), self.dims('I'))}, "
-            "mask=valid, other=0.0)"
-        )
+        sp = flat(self.dims("i"), self.dims("I"))
+        loop.append(f"a = tl.load(x_rows[None, :] + {self.x_offset('ci[:, None]', sp)}, mask=valid, other=0.0)")
         return self.gemm_finish(name, epi, body, loop, w_off)
 
     def gemm_finish(self, name: str, epi: list[str], body: list[str], loop: list[str], w_off: str) -> list[str]:
@@ -418,8 +440,7 @@ class ConvEmitter(ChannelEpilogue):
         body += indent(loop, 4)
         body.append("acc = tl.trans(acc)")
         body += self.epilogue_and_store(epi)
-        params = self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"]
-        return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+        return ["@triton.jit", f"def {name}({', '.join(self.gemm_params(epi))}):", *indent(body, 4)]
 
     def gemm_tap_kernel(self, name: str, epi: list[str]) -> list[str]:
         """Implicit GEMM with K ordered tap-major (gene k_order "tap"): an outer loop over the kernel taps works
@@ -459,7 +480,7 @@ class ConvEmitter(ChannelEpilogue):
                 [
                     "ci = cb + tl.arange(0, BLOCK_K)",
                     "mask_k = ci < CIG",
-                    "a = tl.load(x_rows[None, :] + ci[:, None] * IS + sp[None, :], "
+                    f"a = tl.load(x_rows[None, :] + {self.x_offset('ci[:, None]', 'sp[None, :]')}, "
                     "mask=mask_k[:, None] & valid_m[None, :], other=0.0)",
                     "b = tl.load(w_tap[:, None] + ci[None, :], mask=mask_n[:, None] & mask_k[None, :], other=0.0)",
                     f'acc = tl.dot(tl.trans(a), tl.trans(b), acc, input_precision="{self.precision()}")',
@@ -474,15 +495,14 @@ class ConvEmitter(ChannelEpilogue):
         ]
         step += [guard, *indent(channels, 4)] if guard else channels
         body += [
-            f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS + g.to(tl.int64) * CIG * IS",
+            self.x_rows(),
             "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
             *outer,
             *indent(step, 4),
             "acc = tl.trans(acc)",
             *self.epilogue_and_store(epi),
         ]
-        params = self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"]
-        return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+        return ["@triton.jit", f"def {name}({', '.join(self.gemm_params(epi))}):", *indent(body, 4)]
 
     def gemm_kernel(self, name: str, epi: list[str]) -> list[str]:
         if self.genes.get("k_order", "channel") == "tap":
@@ -493,27 +513,30 @@ class ConvEmitter(ChannelEpilogue):
         body = [
             *self.gemm_head(),
             f"KS = {ks}",
-            f"x_rows = {self.x}_ptr + n_idx.to(tl.int64) * C_IN * IS + g.to(tl.int64) * CIG * IS",
+            self.x_rows(),
             "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
             "for kk in range(0, KTOT, BLOCK_K):",
         ]
+        # K = in-channels x taps: in-channels outer, or fastest for a channels-last input
+        split = ["tap = rk // CIG", "ci = rk % CIG"] if self.channels_last() else ["ci = rk // KS", "tap = rk % KS"]
         # the input tile is gathered as [K, positions] (consecutive output positions read consecutive
         # input addresses at stride 1) and the weight tile as [channels, K] (contiguous along K)
         o = [f"org{i}[None, :]" for i in range(self.d)]
+        sp = flat(self.dims("i"), self.dims("I"))
         taps = [f"k{i}[:, None]" for i in range(self.d)]
         loop = [
             "rk = kk + tl.arange(0, BLOCK_K)",
             "mask_k = rk < KTOT",
-            "ci = rk // KS",
-            "tap = rk % KS",
+            *split,
             *coords("tap", "k", self.dims("K")),
             "valid = mask_k[:, None] & mask_m[None, :]",
             *self.window(o, taps, "valid"),
-            f"a = tl.load(x_rows[None, :] + ci[:, None] * IS + {flat(self.dims('i'), self.dims('I'))}, "
-            "mask=valid, other=0.0)",
+            f"a = tl.load(x_rows[None, :] + {self.x_offset('ci[:, None]', sp)}, mask=valid, other=0.0)",
         ]
         if not self.transposed:
-            w_off = "co[:, None].to(tl.int64) * KTOT + rk[None, :]"
+            # the weight is [C_OUT, CIG, taps]: rk itself where K runs in-channels outer
+            k = "(ci * KS + tap)" if self.channels_last() else "rk"
+            w_off = f"co[:, None].to(tl.int64) * KTOT + {k}[None, :]"
         else:
             w_off = "(g * CIG + ci)[None, :].to(tl.int64) * COG * KS + rn[:, None] * KS + tap[None, :]"
         return self.gemm_finish(name, epi, body, loop, w_off)
@@ -699,6 +722,10 @@ class ConvEmitter(ChannelEpilogue):
                     taps = " * ".join(self.dims("K"))
                     gemm.append(f"wk = {w}.reshape(G, CIG, COG, {taps}).permute(0, 2, 3, 1).contiguous()")
             blocks = f"BLOCK_M={g['BLOCK_M']}, BLOCK_N={g['BLOCK_N']}, BLOCK_K={g['BLOCK_K']}"
+            if self.channels_last():
+                spatial = ", ".join(str(i + 2) for i in range(self.d))
+                gemm.append(f"xcl = {x}.permute(0, {spatial}, 1).contiguous()  # in-channels contiguous")
+                blocks += ", xcl_ptr=xcl"
             gemm.append(f"{self.kernel_name('gemm')}[{grid}]({', '.join(gemm_args)}, {blocks}, {opts})")
             direct = (
                 f"{self.kernel_name('direct')}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"

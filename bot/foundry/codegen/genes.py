@@ -49,6 +49,7 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "conv.num_stages": (1, 2, 3, 4),
     "conv.precision": ("ieee", "tf32x3"),  # fp32 schemes inside the fp32 tolerance only
     "conv.k_order": ("channel", "tap"),  # GEMM's K loop: one flat channel x tap range, or taps outside channels
+    "conv.layout": ("nchw", "channels_last"),  # GEMM's input as given, or staged with in-channels contiguous
     "conv.library": (False, True),  # hybrid policy only: torch's convolution + the epilogue in Triton
     "pool.BLOCK_SIZE": (128, 256, 512, 1024),
     "pool.num_warps": (2, 4, 8),
@@ -92,6 +93,7 @@ DEFAULTS: dict[str, Gene] = {
     "conv.num_stages": 2,
     "conv.precision": "ieee",  # exact; the search tries tf32x3 (tensor cores, ~fp32 error)
     "conv.k_order": "channel",  # tap-major was slower for every 2-d conv on the H200 (2026-12-03)
+    "conv.layout": "nchw",  # channels_last: not yet timed on a GPU
     "conv.library": False,
     "pool.BLOCK_SIZE": 256,
     "pool.num_warps": 4,
