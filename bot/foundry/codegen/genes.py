@@ -174,7 +174,8 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
             g["conv.num_stages"] -= 1
         # fp32 accumulators: up to 64 per thread. Static sm_90 compiles of the ieee gemm kernel spill past
         # 32 (128x64 with 4 warps, 128x128 with 8), but on the H200 the 3xTF32 128x128 tile over 8 warps was
-        # the fastest on four convolution examples, 1.4-1.6x faster than 64x128 (gene_sweep, 2026-12-03)
+        # the fastest on the three convolution examples with 128+ output channels tried, 1.3-1.6x faster
+        # than 64x128 (tests/gpu/gene_sweep.py, 2026-12-03)
         if g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 2048 * g["conv.num_warps"]:
             g["conv.num_warps"] = 8
         while g["conv.BLOCK_M"] * g["conv.BLOCK_N"] > 2048 * g["conv.num_warps"]:

@@ -300,8 +300,8 @@ class TemplateWriter:
         tile spans a group's output channels (up to 128), so each gathered input tile feeds all of them
         (8 warps from 64 channels, else 4), with three stages; 3xTF32 for fp32; the tap-major K loop for a
         strided transposed conv (its stride phases skip the taps they never meet). On the H200 (2026-12-03,
-        tests/gpu/gene_sweep.py) this tile was the fastest of those tried on five convolution examples, 2-4x
-        faster than the defaults."""
+        tests/gpu/gene_sweep.py) this tile was the fastest of those tried on five convolution examples, and
+        3-4x faster than the defaults on the four where both were timed."""
         widths = analysis.gemm_conv_widths()
         if "conv.BLOCK_N" not in base or not widths:
             return None
