@@ -1,7 +1,8 @@
 """Dilated max pooling 3d (kernel 2, stride 2, padding 1, dilation 2) of a volume plus an average pooling 3d
-of the same volume (kernel 2, stride 2), summed: two pooling kernels, the second with the sum fused (fp32).
+of the same volume (kernel 2, stride 2), summed: one kernel computes both windows per output and adds them
+(fp32).
 
-GPU size: 4 x 32 x 32 x 64 x 128 in (~134 MB, read by both kernels), 4 x 32 x 16 x 32 x 64 out (~17 MB)."""
+GPU size: 4 x 32 x 32 x 64 x 128 in (~134 MB), 4 x 32 x 16 x 32 x 64 out (~17 MB)."""
 
 import torch
 from torch import nn

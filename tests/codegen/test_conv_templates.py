@@ -232,6 +232,40 @@ def test_pool_matches_reference(tmp_path, writer, name, expr, shape):
     assert source.count("@triton.jit") == 1  # the activation and scale run in the pooling kernel
 
 
+SIBLINGS = [
+    (
+        "max-dil-plus-avg-3d",
+        "F.max_pool3d(x, 2, stride=2, padding=1, dilation=2) + F.avg_pool3d(x, 2, stride=2)",
+        (2, 3, 4, 6, 4),
+        2,
+    ),
+    (
+        "three-pools-2d",
+        "torch.relu(F.max_pool2d(x, 3, stride=2, padding=1) - F.avg_pool2d(x, 3, stride=2, padding=1, "
+        "count_include_pad=False)) * F.avg_pool2d(x, (2, 3), stride=2, padding=(0, 1), divisor_override=3)",
+        (2, 3, 6, 7),
+        3,
+    ),
+    # pools of one input with different output shapes, and pools of different inputs, stay apart
+    ("different-shapes", "F.max_pool2d(x, 2).sum() + F.avg_pool2d(x, 3).mean()", (2, 3, 6, 6), None),
+    ("different-inputs", "F.max_pool2d(x, 2) + F.avg_pool2d(torch.relu(x) + 1.0, 2)", (2, 3, 6, 8), None),
+]
+
+
+@pytest.mark.parametrize(("name", "expr", "shape", "pools"), SIBLINGS, ids=[s[0] for s in SIBLINGS])
+def test_pools_of_one_input_share_its_kernel(tmp_path, writer, name, expr, shape, pools):
+    """Pools of the same tensor in memory with the same output shape run in one kernel, each over its own
+    window in the same lane, with what combines them as the epilogue: the input is read by one kernel."""
+    path = operator_file(tmp_path, "", "", f"return {expr}", [shape], [])
+    source = check_candidate(writer, path, {"pool.BLOCK_SIZE": 128})
+    if pools is not None:  # one kernel, one accumulator per pool
+        assert source.count("@triton.jit") == 1 and source.count("= tl.full([BLOCK]") == pools
+        unfused = check_candidate(writer, path, {"pool.BLOCK_SIZE": 128, "plan.fuse_epilogue": False})
+        assert "acc_1" not in unfused and unfused.count("@triton.jit") > 1
+    else:
+        assert "acc_1" not in source
+
+
 def test_conv_pointwise_pool_is_two_kernels(tmp_path, writer):
     path = operator_file(
         tmp_path,

@@ -112,6 +112,8 @@ class Planner:
                     continue
                 self.materialize(node.args[0])
                 self.materialized.add(node.name)
+            elif node.op == "pool" and (sibling := self.sibling_pool(node)) is not None:
+                self.join(sibling, node)  # another window over the same input: the same lanes compute both
             elif node.op == "pool" and self.pool_prologue(node):
                 seg = self.seg_of[node.args[0]]
                 seg.kind, seg.base, seg.base_of = "pool", node.shape, node.name
@@ -243,6 +245,24 @@ class Planner:
                 if a.op == "size" or arg not in self.materialized or not broadcastable(a.shape, seg.base):
                     return False
         return True
+
+    def sibling_pool(self, node: Node) -> Segment | None:
+        """An open pool segment that pools the same tensor in memory to the same output shape (max and
+        average pooling of one input, say): `node` can run in its lanes, reading the input once."""
+        src = node.args[0]
+        if not self.options.fuse_epilogue or src not in self.materialized:
+            return None
+        for seg in reversed(self.segments):
+            head = self.nodes[seg.nodes[0]]
+            if (
+                seg.kind == "pool"
+                and not seg.closed
+                and head.op == "pool"
+                and head.args[0] == src
+                and seg.base == node.shape
+            ):
+                return seg
+        return None
 
     def reshapes_matmul(self, node: Node) -> bool:
         """A view (B*S, N) → (B, S, N) of an open matmul's result: the epilogue can go on in 2-D."""

@@ -18,6 +18,73 @@ from foundry.codegen.kernels import Emitted, indent
 
 
 class PoolEmitter(ChannelEpilogue):
+    def siblings(self) -> list[str]:
+        """Further pools of the head's input with the head's output shape (the planner joins them): each
+        runs its own window in the same lane, and the epilogue combines them (max + avg pooling)."""
+        return [n for n in self.seg.nodes[self.head_index() + 1 :] if self.nodes[n].op == "pool"]
+
+    def epilogue_nodes(self) -> list[str]:
+        return [n for n in super().epilogue_nodes() if self.nodes[n].op != "pool"]
+
+    def pooled(
+        self, name: str, tag: str, prologue: list[str], pro: list[str], in_base: tuple[int, ...]
+    ) -> tuple[list[str], str]:
+        """Lines accumulating pool node `name` over its window (accumulator acc{tag}; the input rows x_rows,
+        or per tap the prologue over `pro`), and the expression of its value."""
+        at = self.nodes[name].attrs
+        x = self.nodes[name].args[0]
+        d = len(self.nodes[name].shape) - 2
+        dims_i = [f"I{i}" for i in range(d)]
+        acc, cnt = f"acc{tag}", f"cnt{tag}"
+        is_max = at["mode"] == "max"
+        identity = "-float('inf')" if is_max else "0.0"
+        body = [f"{acc} = tl.full([BLOCK], {identity}, dtype=tl.float32)"]
+        count = at["mode"] == "avg" and not at["count_include_pad"] and at["divisor"] is None
+        if count:
+            body.append(f"{cnt} = tl.zeros([BLOCK], dtype=tl.float32)")
+        # nested unrolled loops over the window, one level per spatial dim
+        nest: list[str] = []
+        depth = 0
+        valid = "mask"
+        for i in range(d):
+            k, s, p, dil = at["kernel"][i], at["stride"][i], at["padding"][i], at["dilation"][i]
+            nest += indent(
+                [
+                    f"for k{i} in tl.static_range({k}):",
+                    f"    i{i} = {affine(f'o{i}', s, -p)} + {affine(f'k{i}', dil, 0)}",
+                    f"    v{i} = {valid} & (i{i} >= 0) & (i{i} < I{i})",
+                ],
+                depth,
+            )
+            valid = f"v{i}"
+            depth += 4
+        spatial = flat([f"i{i}" for i in range(d)], dims_i)
+        if prologue:
+            inner = [f"sp = {spatial}"]
+            inner += [self.operand_load(t, "n", "c", "sp", valid, "p", in_base) for t in pro]
+            inner += [self.statement(n) for n in prologue]
+            inner.append(f"v = tl.where({valid}, {x}, {identity})")
+        else:
+            load = f"tl.load(x_rows + {spatial}, mask={valid}, other={identity})"
+            inner = [f"v = {self.load_cast(load, x)}"]
+        inner.append(f"{acc} = tl.maximum({acc}, v)" if is_max else f"{acc} += v")
+        if count:
+            inner.append(f"{cnt} += tl.where({valid}, 1.0, 0.0)")
+        nest += indent(inner, depth)
+        body += nest
+        if is_max:
+            value = acc
+        elif at["divisor"] is not None:
+            value = f"{acc} / {float(at['divisor'])!r}"
+        elif count:
+            value = f"{acc} / tl.maximum({cnt}, 1.0)"  # lanes past the end count no taps
+        else:
+            window = 1
+            for k in at["kernel"]:
+                window *= k
+            value = f"{acc} / {float(window)!r}"
+        return body, value
+
     def emit(self) -> Emitted:
         head_name = self.seg.nodes[self.head_index()]
         head = self.nodes[head_name]
@@ -47,60 +114,18 @@ class PoolEmitter(ChannelEpilogue):
             + self.stride_args(epi)
             + ["BLOCK: tl.constexpr", "WIDE: tl.constexpr"]
         )
-        is_max = at["mode"] == "max"
-        identity = "-float('inf')" if is_max else "0.0"
-        body = [
-            *nc_positions(),
-            *coords("s", "o", dims_o),
-            f"acc = tl.full([BLOCK], {identity}, dtype=tl.float32)",
-        ]
+        body = [*nc_positions(), *coords("s", "o", dims_o)]
         if not prologue:
-            body.insert(-1, f"x_rows = {x}_ptr + nc.to(tl.int64) * IS")
-        count = at["mode"] == "avg" and not at["count_include_pad"] and at["divisor"] is None
-        if count:
-            body.append("cnt = tl.zeros([BLOCK], dtype=tl.float32)")
-        # nested unrolled loops over the window, one level per spatial dim
-        nest: list[str] = []
-        depth = 0
-        valid = "mask"
-        for i in range(d):
-            k, s, p, dil = at["kernel"][i], at["stride"][i], at["padding"][i], at["dilation"][i]
-            nest += indent(
-                [
-                    f"for k{i} in tl.static_range({k}):",
-                    f"    i{i} = {affine(f'o{i}', s, -p)} + {affine(f'k{i}', dil, 0)}",
-                    f"    v{i} = {valid} & (i{i} >= 0) & (i{i} < I{i})",
-                ],
-                depth,
-            )
-            valid = f"v{i}"
-            depth += 4
-        spatial = flat([f"i{i}" for i in range(d)], dims_i)
-        if prologue:
-            inner = [f"sp = {spatial}"]
-            inner += [self.operand_load(t, "n", "c", "sp", valid, "p", in_base) for t in pro]
-            inner += [self.statement(n) for n in prologue]
-            inner.append(f"v = tl.where({valid}, {x}, {identity})")
-        else:
-            load = f"tl.load(x_rows + {spatial}, mask={valid}, other={identity})"
-            inner = [f"v = {self.load_cast(load, x)}"]
-        inner.append("acc = tl.maximum(acc, v)" if is_max else "acc += v")
-        if count:
-            inner.append(f"cnt += tl.where({valid}, 1.0, 0.0)")
-        nest += indent(inner, depth)
-        body += nest
-        if is_max:
-            value = "acc"
-        elif at["divisor"] is not None:
-            value = f"acc / {float(at['divisor'])!r}"
-        elif count:
-            value = "acc / tl.maximum(cnt, 1.0)"  # lanes past the end count no taps
-        else:
-            window = 1
-            for k in at["kernel"]:
-                window *= k
-            value = f"acc / {float(window)!r}"
+            body.append(f"x_rows = {x}_ptr + nc.to(tl.int64) * IS")
+        lines, value = self.pooled(head_name, "", prologue, pro, in_base)
+        body += lines
+        siblings = []
+        for k, sib in enumerate(self.siblings(), start=1):
+            lines, sib_value = self.pooled(sib, f"_{k}", [], [], in_base)
+            body += lines
+            siblings.append(f"{sib} = {sib_value}")
         body += [self.operand_load(t, "n", "c", "s", "mask") for t in epi]
+        body += siblings
         body += self.epilogue_body(head_name, value)
         body += [f"tl.store({o}_ptr + offs, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
         kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
