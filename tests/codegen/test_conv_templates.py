@@ -303,6 +303,61 @@ def test_norms_and_channel_reductions_after_a_conv(tmp_path, writer, norm, extra
     check_candidate(writer, path, SMALL)
 
 
+CHANNEL_EPILOGUES = [
+    ("mean-keepdim-tanh", "nn.Conv2d(3, 6, 3)", "torch.tanh(y.mean(dim=1, keepdim=True))", True),
+    ("amax-nokeep", "nn.Conv2d(3, 5, 3, stride=2, padding=1)", "torch.amax(y, dim=1) * 2.0", True),
+    ("softmax-channels", "nn.Conv2d(3, 6, 3, padding=1)", "torch.softmax(y * 0.5, dim=1)", True),
+    ("sum-and-full-output", "nn.Conv1d(4, 6, 3)", "torch.relu(y) - y.sum(dim=1, keepdim=True)", True),
+    ("transposed-3d-min", "nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1)", "y.amin(dim=1) + 1.0", True),
+    ("grouped-stays-apart", "nn.Conv2d(4, 6, 3, groups=2)", "y.mean(dim=1)", False),
+    ("spatial-reduction-apart", "nn.Conv2d(3, 6, 3)", "y.sum(dim=(2, 3))", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "module", "epilogue", "fused"), CHANNEL_EPILOGUES, ids=[c[0] for c in CHANNEL_EPILOGUES]
+)
+def test_reductions_over_the_channels_run_in_the_conv_epilogue(tmp_path, writer, name, module, epilogue, fused):
+    """A conv (groups 1) whose channels fit one tile reduces over them in its GEMM epilogue: one tile spans
+    every channel, the reduced values are stored per position (and broadcast back for softmax); the conv's
+    output never goes through memory. Grouped convs and other reductions keep a second kernel."""
+    d = module.count("3d") + module.count("2d") * 2 + module.count("1d") * 1
+    shape = {1: (2, 4, 9), 2: (2, 3, 6, 7), 3: (2, 2, 2, 3, 2)}[d if "3d" not in module else 3]
+    if "groups=2" in module:
+        shape = (2, 4, 6, 7)
+    path = operator_file(tmp_path, "", f"self.conv = {module}", f"y = self.conv(x)\nreturn {epilogue}", [shape], [])
+    source = check_candidate(writer, path, {**SMALL, "conv.algo": "auto"})
+    assert ("axis=0)[None, :]" in source and "bn = max(16, triton.next_power_of_2(COG))" in source) is fused
+    if fused:
+        assert "kernel(s): conv" in source and "elif CIG == 1:" not in source  # the GEMM only
+
+
+def test_channel_reduction_fusion_follows_the_epilogue_gene(tmp_path, writer):
+    path = operator_file(
+        tmp_path, "", "self.conv = nn.Conv2d(3, 6, 3, bias=False)", "return self.conv(x).sum(dim=1)", [(2, 3, 6, 7)], []
+    )
+    fused = check_candidate(writer, path, SMALL)
+    unfused = check_candidate(writer, path, {**SMALL, "plan.fuse_epilogue": False})
+    assert "axis=0)[None, :]" in fused and fused.count("@triton.jit") == 1
+    assert "axis=0)[None, :]" not in unfused and "kernel(s): conv, col" in unfused
+
+
+def test_a_channel_reduction_past_one_tile_is_a_clear_error(tmp_path, writer):
+    """The planner fuses only convs whose channels fit one tile at every declared size; a launch with more
+    (a size the operator never declared) fails with a message instead of a wrong result."""
+    path = operator_file(
+        tmp_path, "", "self.conv = nn.Conv2d(3, 6, 3)", "return self.conv(x).sum(dim=1)", [(2, 3, 6, 7)], []
+    )
+    loaded = load_operator(str(path))
+    source = writer.render(loaded.spec, SMALL)
+    candidate = import_source(path.with_name("cand_wide.py"), source)
+    model = candidate.ModelNew()
+    model.conv.weight = torch.nn.Parameter(torch.randn(200, 3, 3, 3))
+    model.conv.bias = torch.nn.Parameter(torch.randn(200))
+    with pytest.raises(ValueError, match="at most 128 channels"):
+        model(torch.randn(1, 3, 6, 7))
+
+
 @pytest.mark.parametrize("fuse", [True, False])
 def test_unfused_epilogue_runs_as_pointwise_kernels(tmp_path, writer, fuse):
     path = operator_file(

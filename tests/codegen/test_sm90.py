@@ -33,6 +33,7 @@ CASES = [
     ),
     ("transpose3d-auto", EXAMPLES / "conv_transpose3d_sigmoid.py", {}),
     ("max-and-avg-pool-one-kernel", EXAMPLES / "conv_pool3d_max_plus_avg.py", {}),
+    ("conv-channel-mean-epilogue", EXAMPLES / "conv_2d_channel_mean.py", {}),
     ("direct-then-pool", EXAMPLES / "conv_2d_relu_maxpool.py", {"conv.algo": "direct"}),
     ("depthwise-plane", EXAMPLES / "conv_depthwise_2d_hardswish.py", {"conv.algo": "plane", "conv.BLOCK_N": 16}),
     ("transpose3d-plane", EXAMPLES / "conv_transpose3d_sigmoid.py", {"conv.algo": "plane"}),

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from foundry.codegen.capture import capture
-from foundry.codegen.conv import GEMM_MIN_CHANNELS
+from foundry.codegen.conv import CHANNEL_TILE, GEMM_MIN_CHANNELS
 from foundry.codegen.ir import Graph, UnsupportedError
 from foundry.codegen.plan import PlanOptions, Segment, plan
 
@@ -40,6 +40,7 @@ class Analysis:
     view_exprs: dict[str, str] = field(default_factory=dict)  # hostview node → expression of `{src}`
     stored_args: list[str] = field(default_factory=list)  # constructor args kept on self
     full_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # node → shape at the full inputs
+    channel_convs: frozenset[str] = frozenset()  # convs whose output channels fit one GEMM tile (PlanOptions)
 
     def row_extents(self) -> list[tuple[int, int]]:
         """(rows, row length) of each row segment at the operator's full (GPU) inputs."""
@@ -227,7 +228,14 @@ def analyze(loaded: Any) -> Analysis:
                         f"{node.op} {name}", f"its {', '.join(changed)} change with the constructor arguments or sizes"
                     )
     merger = Merger([c[0] for c in configs], [c[1] for c in configs], init_names, fwd_names)
-    segments = plan(main)
+    channel_convs = frozenset(
+        name
+        for name, node in main.nodes.items()
+        if node.op == "conv"
+        and int(node.attrs["groups"]) == 1
+        and all(g.nodes[name].shape[1] <= CHANNEL_TILE for g in graphs)
+    )
+    segments = plan(main, PlanOptions(channel_convs=channel_convs))
     for g in graphs[1:]:
         for name in list(g.nodes):
             if name not in main.nodes:
@@ -266,6 +274,7 @@ def analyze(loaded: Any) -> Analysis:
         view_exprs=view_exprs,
         stored_args=merger.stored,
         full_shapes={name: tuple(node.shape) for name, node in graphs[1].nodes.items()},
+        channel_convs=channel_convs,
     )
 
 

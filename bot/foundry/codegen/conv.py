@@ -21,6 +21,9 @@ convolution and one Triton kernel runs the epilogue over its result.
 
 Epilogue operands broadcast against the (N, C, *spatial) output: each is addressed by (n, c, flat spatial)
 with strides taken from its expanded view; one whose spatial dims are partly broadcast is expanded first.
+For a conv with groups 1 whose channels fit one tile (at most CHANNEL_TILE at every declared size), the
+planner may also put reductions over the channels (sum / max / min over dim 1: a channel mean, softmax)
+and what follows them in the epilogue; the GEMM then runs with one tile spanning every channel.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ ALGOS = ("auto", "gemm", "direct", "plane")
 LAYOUTS = ("nchw", "channels_last")  # the GEMM's input: as given, or staged with in-channels contiguous
 EPILOGUE_BLOCK = 1024  # library path: 4 warps x 32 lanes x 8 fp32 per lane (two 16-byte accesses)
 GEMM_MIN_CHANNELS = 16  # "auto": a group narrower than one tl.dot tile (16 columns or K) runs plane or direct
+CHANNEL_TILE = 128  # most output channels one GEMM tile spans for a reduction over channels in the epilogue
+REDUCE_IDENTITY = {"sum": "0.0", "max": "-float('inf')", "min": "float('inf')"}
 
 
 def nc_positions() -> list[str]:
@@ -182,6 +187,28 @@ class ChannelEpilogue(SegmentEmitter):
 
 
 class ConvEmitter(ChannelEpilogue):
+    def channel_reductions(self) -> list[str]:
+        """Reductions over the channels in the epilogue (the planner puts them there only for a conv with
+        groups 1 whose channels fit one tile): the GEMM runs with one tile spanning all channels."""
+        return [n for n in self.epilogue_nodes() if self.nodes[n].kind == "reduce"]
+
+    def statement(self, name: str) -> str:
+        node = self.nodes[name]
+        if node.kind != "reduce":
+            return super().statement(name)
+        # over the tile's channels (axis 0), padding channels masked out; kept as [1, positions]
+        src = self.var(node.args[0])
+        fn = f"tl.{node.op}"
+        return f"{name} = {fn}(tl.where(mask_n[:, None], {src}, {REDUCE_IDENTITY[node.op]}), axis=0)[None, :]"
+
+    def out_shape(self, name: str) -> str:
+        """The launcher's shape expression of segment output `name`: the conv's, or reduced over channels."""
+        shape = self.nodes[name].shape
+        if shape == self.head.shape:
+            return "shape"
+        kept = len(shape) == len(self.head.shape)
+        return f"(N, {'1, ' if kept else ''}{', '.join(self.dims('O'))})"
+
     def emit(self) -> Emitted:
         head = self.nodes[self.seg.nodes[0]]
         if head.op != "conv":
@@ -199,6 +226,8 @@ class ConvEmitter(ChannelEpilogue):
         algo = self.genes.get("algo", "auto")
         if algo not in ALGOS:
             raise UnsupportedError("conv", f"algo gene {algo!r}")
+        if self.channel_reductions():
+            algo = "gemm"  # the reduction needs every channel of a position in one program
         kernels: list[list[str]] = []
         names: list[str] = []
         self.bias = ""
@@ -310,8 +339,16 @@ class ConvEmitter(ChannelEpilogue):
         lines = ["mask = mask_n[:, None] & mask_m[None, :]"]
         lines += [self.operand_load(t, "n_idx[None, :]", "co[:, None]", "s[None, :]", "mask") for t in epi]
         lines += self.epilogue_body(self.seg.nodes[0], "acc")
-        lines.append("out_off = n_idx[None, :].to(tl.int64) * C_OUT * OS + co[:, None] * OS + s[None, :]")
-        lines += [f"tl.store({o}_ptr + out_off, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
+        if any(self.nodes[o].shape == self.head.shape for o in self.seg.outputs):
+            lines.append("out_off = n_idx[None, :].to(tl.int64) * C_OUT * OS + co[:, None] * OS + s[None, :]")
+        for o in self.seg.outputs:
+            if self.nodes[o].shape == self.head.shape:
+                lines.append(f"tl.store({o}_ptr + out_off, {self.store_value(o)}, mask=mask)")
+            else:  # reduced over the channels: one value per position
+                lines.append(
+                    f"tl.store({o}_ptr + n_idx[None, :].to(tl.int64) * OS + s[None, :], {self.store_value(o)}, "
+                    "mask=mask_m[None, :])"
+                )
         return lines
 
     def rows(self) -> list[str]:
@@ -664,7 +701,7 @@ class ConvEmitter(ChannelEpilogue):
         lines += self.operand_lines(epi)
         lines += self.size_lines("shape")
         for o in self.seg.outputs if not (library and self.bare) else ():
-            lines.append(f"{o} = torch.empty(shape, device={x}.device, dtype={self.dtype_expr(o)})")
+            lines.append(f"{o} = torch.empty({self.out_shape(o)}, device={x}.device, dtype={self.dtype_expr(o)})")
         g = self.genes
         common = (
             self.pointers([x, w], epi)
@@ -698,6 +735,15 @@ class ConvEmitter(ChannelEpilogue):
                     f"BLOCK={EPILOGUE_BLOCK}, WIDE=M * C_OUT >= 2**31, num_warps=4)",
                 ]
         else:
+            bn = str(g["BLOCK_N"])
+            if self.channel_reductions():
+                bn = "bn"
+                lines += [
+                    f"if G != 1 or COG > {CHANNEL_TILE}:",
+                    "    raise ValueError(f'a reduction over the channels in the epilogue needs groups 1 and at most "
+                    f"{CHANNEL_TILE} channels, got {{G}} and {{COG}} (plan.fuse_epilogue=False splits it)')",
+                    "bn = max(16, triton.next_power_of_2(COG))  # one tile spans every channel",
+                ]
             if self.subpixel:
                 strides = at["stride"]
                 lines.append(
@@ -708,9 +754,9 @@ class ConvEmitter(ChannelEpilogue):
                 phases = 1
                 for v in strides:
                     phases *= v
-                grid = f"(triton.cdiv(MQ, {g['BLOCK_M']}) * triton.cdiv(COG, {g['BLOCK_N']}), G, {phases})"
+                grid = f"(triton.cdiv(MQ, {g['BLOCK_M']}) * triton.cdiv(COG, {bn}), G, {phases})"
             else:
-                grid = f"(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {g['BLOCK_N']}), G)"
+                grid = f"(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {bn}), G)"
             gemm_args, gemm = common, []
             if g.get("k_order", "channel") == "tap":
                 # the weight as [C_OUT, taps, CIG]: each tap's in-channels contiguous for the tap-major K loop
@@ -721,7 +767,7 @@ class ConvEmitter(ChannelEpilogue):
                 else:  # (C_IN, COG, *taps) = (G, CIG, COG, taps) -> (G, COG, taps, CIG)
                     taps = " * ".join(self.dims("K"))
                     gemm.append(f"wk = {w}.reshape(G, CIG, COG, {taps}).permute(0, 2, 3, 1).contiguous()")
-            blocks = f"BLOCK_M={g['BLOCK_M']}, BLOCK_N={g['BLOCK_N']}, BLOCK_K={g['BLOCK_K']}"
+            blocks = f"BLOCK_M={g['BLOCK_M']}, BLOCK_N={bn}, BLOCK_K={g['BLOCK_K']}"
             if self.channels_last():
                 spatial = ", ".join(str(i + 2) for i in range(self.d))
                 gemm.append(f"xcl = {x}.permute(0, {spatial}, 1).contiguous()  # in-channels contiguous")

@@ -88,6 +88,9 @@ class PlanOptions:
 
     fuse_epilogue: bool = True  # elementwise ops after a matmul run in its epilogue
     merge_reductions: bool = True  # reductions of the same tensor share one pass / kernel
+    # convolutions whose output channels fit one GEMM tile at every declared size (groups 1): a reduction
+    # over the channels (and what follows it) can run in their epilogue (with fuse_epilogue)
+    channel_convs: frozenset[str] = frozenset()
 
 
 class Planner:
@@ -395,6 +398,8 @@ class Planner:
                     else False
                 )
             return False
+        if seg.kind == "conv" and self.channel_epilogue(seg, node) is not None:
+            return bool(self.channel_epilogue(seg, node))
         if seg.kind in ("matmul", "conv", "pool"):
             return (
                 self.options.fuse_epilogue
@@ -405,6 +410,38 @@ class Planner:
                 )
             )
         return False
+
+    def channel_epilogue(self, seg: Segment, node: Node) -> bool | None:
+        """For a conv whose channels fit one tile: can its epilogue take `node` as part of a reduction over
+        the channels (sum / max / min over dim 1 of a value of the conv's shape; after one, elementwise ops
+        on the reduced values, or on the full shape with reduced values kept as (N, 1, ...))? None: `node`
+        is none of that, the ordinary epilogue rule decides."""
+        if not self.options.fuse_epilogue or seg.nodes[0] not in self.options.channel_convs:
+            return None
+        reduced = {n for n in seg.nodes if self.nodes[n].kind == "reduce"}
+        kept = (seg.base[0], 1, *seg.base[2:])
+        if node.kind == "reduce":
+            src = node.args[0]
+            return (
+                node.op in ("sum", "max", "min")
+                and node.attrs["dims"] == (1,)
+                and self.nodes[src].shape == seg.base
+                and self.in_segment(seg, src)
+            )
+        if node.kind != "pointwise" or not reduced:
+            return None
+        if node.shape == seg.base:
+            # reduced values broadcast over the channels only as (N, 1, ...); everything else as before
+            return all(
+                self.nodes[a].shape in (seg.base, kept)
+                if self.in_segment(seg, a)
+                else self.is_scalar(a) or self.epilogue_operand(seg, a)
+                for a in node.args
+            )
+        return numel(node.shape) * seg.base[1] == numel(seg.base) and all(
+            (self.in_segment(seg, a) and numel(self.nodes[a].shape) == numel(node.shape)) or self.is_scalar(a)
+            for a in node.args
+        )
 
     def convert_if_needed(self, seg: Segment, node: Node) -> None:
         if seg.kind == "pointwise" and node.kind == "reduce":

@@ -198,6 +198,8 @@ class TemplateWriter:
         options = PlanOptions(
             fuse_epilogue=bool(full.get("plan.fuse_epilogue", True)),
             merge_reductions=bool(full.get("plan.merge_reductions", True)),
+            # the library convolution's epilogue is a flat kernel: no reductions over channels in it
+            channel_convs=frozenset() if full.get("conv.library") else analysis.channel_convs,
         )
         planned = analysis.replan(options)
         used = {s.kind for s in planned.segments}
