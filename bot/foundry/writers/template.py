@@ -333,11 +333,21 @@ class TemplateWriter:
         return any(rows < FEW_ROWS and n >= MIN_SPLIT_N for rows, n in analysis.row_extents())
 
     def candidates(self, request: ProposalRequest, gene_sets: list[tuple[dict[str, Any], str]]) -> list[Candidate]:
+        """Render each gene set (after repair) into a candidate, skipping duplicates. A gene set the templates
+        cannot express (a fusion boundary that leaves an unsupported kernel, say) is skipped: the operator is
+        unsupported only when none of them renders (the search retires a writer that raises)."""
         out: list[Candidate] = []
         seen: set[str] = set()
+        refused: UnsupportedOperator | None = None
         for genes, why in gene_sets:
             genes = G.repair(genes)
-            source = self.render(request.spec, genes)
+            try:
+                source = self.render(request.spec, genes)
+            except UnsupportedOperator as exc:
+                changed = {k: v for k, v in genes.items() if G.DEFAULTS.get(k) != v}
+                log.info("template: %s %s not rendered: %s", why, changed, exc)
+                refused = refused or exc
+                continue
             digest = hashlib.sha1(source.encode()).hexdigest()[:10]
             if digest in seen:
                 continue
@@ -357,6 +367,8 @@ class TemplateWriter:
             )
             if len(out) >= request.count:
                 break
+        if not out and refused is not None:
+            raise refused
         return out
 
     def preferred(self, expert: str, names: list[str]) -> list[str]:
