@@ -8,6 +8,9 @@ pooling divides by the window size (count_include_pad=True), by the number of in
 Pointwise ops before the pool whose results nothing else reads (a prologue: a norm's scale and shift, an
 activation) are computed per tap from their operands at input coordinates, so the pooled tensor itself
 never goes through memory; padded taps are masked after the prologue.
+
+Further pools of the same tensor in memory with the same output shape (max and average pooling of one input)
+join the kernel: each accumulates its own window in the same lane, and the epilogue combines them.
 """
 
 from __future__ import annotations
