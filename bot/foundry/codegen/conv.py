@@ -741,7 +741,8 @@ class ConvEmitter(ChannelEpilogue):
                 lines += [
                     f"if G != 1 or COG > {CHANNEL_TILE}:",
                     "    raise ValueError(f'a reduction over the channels in the epilogue needs groups 1 and at most "
-                    f"{CHANNEL_TILE} channels, got {{G}} and {{COG}} (plan.fuse_epilogue=False splits it)')",
+                    f"{CHANNEL_TILE} channels, got {{G}} and {{COG}}: the plan was made for the declared sizes "
+                    "of the operator, this is not one of them')",
                     "bn = max(16, triton.next_power_of_2(COG))  # one tile spans every channel",
                 ]
             if self.subpixel:
