@@ -342,6 +342,35 @@ def test_channel_reduction_fusion_follows_the_epilogue_gene(tmp_path, writer):
     assert "axis=0)[None, :]" not in unfused and "kernel(s): conv, col" in unfused
 
 
+COL_BROADCASTS = [
+    # (id, forward, input shapes, how the broadcast operand is addressed)
+    ("per-channel-weight-sum", "(x * self.w).sum(dim=1)", [(2, 6, 5, 7)], "strided"),
+    ("per-sample-scale-mean-c-h", "(x * y).mean(dim=(1, 2))", [(2, 6, 5, 7), (2, 1, 1, 1)], "strided"),
+    ("row-broadcast-amax", "(x + y).amax(dim=1)", [(2, 6, 5, 7), (1, 6, 1, 7)], "expanded"),
+]
+
+
+@pytest.mark.parametrize(("name", "forward", "shapes", "how"), COL_BROADCASTS, ids=[c[0] for c in COL_BROADCASTS])
+def test_middle_dim_reductions_take_broadcast_operands(tmp_path, writer, name, forward, shapes, how):
+    """A reduction over middle dims reads operands broadcast against its base (a per-channel weight, a
+    per-sample scale) with one stride per (outer, reduced, inner) group, or expanded in the launcher when
+    they span only part of a group; before, such an operator was unsupported."""
+    path = operator_file(tmp_path, "", "self.w = nn.Parameter(torch.randn(6, 1, 1))", f"return {forward}", shapes, [])
+    source = check_candidate(writer, path, {})
+    assert source.count("@triton.jit") == 1 and "kernel(s): col" in source
+    assert ("_so = next(" in source) == (how == "strided")
+    assert (".expand(shape).contiguous()" in source) == (how == "expanded")
+
+
+def test_unfused_conv_bias_then_channel_mean(tmp_path, writer):
+    """With fusion off the bias add is a kernel of its own and the channel mean a column reduction over its
+    result (the bias is a broadcast operand there when the plan folds it in): renders and matches."""
+    forward = "return torch.tanh(self.conv(x).mean(dim=1))"
+    path = operator_file(tmp_path, "", "self.conv = nn.Conv2d(3, 6, 3)", forward, [(2, 3, 6, 7)], [])
+    source = check_candidate(writer, path, {**SMALL, "plan.fuse_epilogue": False})
+    assert "axis=0)[None, :]" not in source and "col" in source.splitlines()[1]
+
+
 def test_a_channel_reduction_past_one_tile_is_a_clear_error(tmp_path, writer):
     """The planner fuses only convs whose channels fit one tile at every declared size; a launch with more
     (a size the operator never declared) fails with a message instead of a wrong result."""

@@ -85,22 +85,26 @@ def test_hint_genes_are_warm_starts(writer: TemplateWriter):
     assert "nope" not in warm[0].genes
 
 
-def test_a_gene_set_the_templates_cannot_express_is_skipped_not_fatal(writer: TemplateWriter):
-    # fusion off leaves conv_2d_channel_mean's bias add as a kernel of its own, which the channel reduction
-    # cannot take in ("broadcast operand in a middle-dim reduction"): that gene set renders nothing, the
-    # others still do (a raise would retire the writer for the whole search)
-    path = EXAMPLES / "conv_2d_channel_mean.py"
+def test_a_gene_set_the_templates_cannot_express_is_skipped_not_fatal(writer: TemplateWriter, monkeypatch):
+    # a gene set whose render is unsupported (here: any with fusion off) renders nothing, the others still do;
+    # a raise would retire the writer for the whole search
+    path = EXAMPLES / "conv_2d_bias_relu.py"
     request = request_for(path, count=2)
-    spec = request.spec
-    with pytest.raises(UnsupportedOperator, match="middle-dim reduction"):
-        writer.render(spec, {"plan.fuse_epilogue": False})
-    base = G.defaults(writer.kinds(writer.analysis(spec)))
+    render = writer.render
+
+    def refusing(spec, genes):
+        if genes.get("plan.fuse_epilogue") is False:
+            raise UnsupportedOperator(spec, "plan", "fusion off is not expressible here")
+        return render(spec, genes)
+
+    monkeypatch.setattr(writer, "render", refusing)
+    base = G.defaults(writer.kinds(writer.analysis(request.spec)))
     cands = writer.candidates(request, [({**base, "plan.fuse_epilogue": False}, "unfused"), (base, "defaults")])
     assert [c.notes for c in cands] == ["defaults"]
     for seed in range(6):  # mutations that turn fusion off no longer end a proposal
         assert writer.propose(request_for(path, count=8, seed=seed, expert="fusion"))
     # when no gene set renders, the operator is unsupported as before
-    with pytest.raises(UnsupportedOperator):
+    with pytest.raises(UnsupportedOperator, match="fusion off"):
         writer.candidates(request, [({**base, "plan.fuse_epilogue": False}, "unfused")])
 
 

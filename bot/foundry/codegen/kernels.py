@@ -956,19 +956,38 @@ class ColEmitter(SegmentEmitter):
     """Base viewed as (outer, reduced, inner): programs own a strip of `inner` (coalesced) and walk
     the reduced dims in tiles of BLOCK_R."""
 
+    def group_aligned(self, t: str, groups: tuple[tuple[int, int], ...]) -> bool:
+        """Does operand `t` (broadcast against the base) span each of the (outer, reduced, inner) groups
+        wholly or not at all, so that one stride per group addresses it?"""
+        base = self.seg.base
+        shape = (1,) * (len(base) - len(self.nodes[t].shape)) + tuple(self.nodes[t].shape)
+        for a, b in groups:
+            dims = [k for k in range(a, b) if base[k] > 1]
+            if not (all(shape[k] == 1 for k in dims) or all(shape[k] == base[k] for k in dims)):
+                return False
+        return True
+
     def emit(self) -> Emitted:
         reductions = [n for n in self.seg.nodes if self.nodes[n].kind == "reduce"]
         prologue = [
             n for n in self.seg.nodes if self.nodes[n].shape == self.seg.base and self.nodes[n].kind == "pointwise"
         ]
         epilogue = [n for n in self.seg.nodes if n not in prologue and n not in reductions]
-        for t in self.tensors:
-            if self.nodes[t].shape != self.seg.base and numel(self.nodes[t].shape) != 1:
-                raise UnsupportedError(self.nodes[t].op, "broadcast operand in a middle-dim reduction")
+        d0, d1 = self.seg.dims[0], self.seg.dims[-1] + 1
+        groups = ((0, d0), (d0, d1), (d1, len(self.seg.base)))
+        if not any(self.nodes[t].shape == self.seg.base for t in self.tensors):
+            raise UnsupportedError("reduction", "no operand of the full shape in a middle-dim reduction")
+        # broadcast operands (a per-channel weight): addressed with one stride per (outer, reduced, inner)
+        # group where they span each group's dims wholly or not at all; others are expanded in the launcher
+        broadcast = [
+            t for t in self.tensors if self.nodes[t].shape != self.seg.base and numel(self.nodes[t].shape) != 1
+        ]
+        strided = [t for t in broadcast if self.group_aligned(t, groups)]
+        strides = [f"{t}_{g}" for t in strided for g in ("so", "sr", "si")]
         full_outs = [o for o in self.seg.outputs if o in prologue]
         red_outs = [o for o in self.seg.outputs if o not in prologue]
         name = f"_{self.prefix}_fwd_kernel"
-        params = self.kernel_params() + ["R", "INNER", "BLOCK_R: tl.constexpr", "BLOCK_I: tl.constexpr"]
+        params = self.kernel_params() + ["R", "INNER", *strides, "BLOCK_R: tl.constexpr", "BLOCK_I: tl.constexpr"]
         body = [
             "pid = tl.program_id(0)",
             "n_inner = tl.cdiv(INNER, BLOCK_I)",
@@ -995,6 +1014,9 @@ class ColEmitter(SegmentEmitter):
         for t in self.tensors:
             if numel(self.nodes[t].shape) == 1:
                 loop.append(f"{t} = {self.load_cast(f'tl.load({t}_ptr)', t)}")
+            elif t in strided:
+                off = f"outer.to(tl.int64) * {t}_so + red * {t}_sr + inner * {t}_si"
+                loop.append(f"{t} = {self.load_cast(f'tl.load({t}_ptr + {off}, mask=mask, other=0.0)', t)}")
             else:
                 loop.append(f"{t} = {self.load_cast(f'tl.load({t}_ptr + offs, mask=mask, other=0.0)', t)}")
         for n in prologue:
@@ -1037,7 +1059,6 @@ class ColEmitter(SegmentEmitter):
         kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
         base_t = next(t for t in self.tensors if self.nodes[t].shape == self.seg.base)
-        d0, d1 = self.seg.dims[0], self.seg.dims[-1] + 1
         lines = [f"{t} = {t}.contiguous()" for t in self.tensors]
         lines += [
             f"shape = {base_t}.shape",
@@ -1045,6 +1066,14 @@ class ColEmitter(SegmentEmitter):
             f"R = math.prod(shape[{d0}:{d1}])",
             f"INNER = math.prod(shape[{d1}:])",
         ]
+        for t in broadcast:
+            if t not in strided:  # spans part of a group: materialized at the full shape
+                lines.append(f"{t} = {t}.expand(shape).contiguous()")
+                continue
+            lines.append(f"st = {t}.expand(shape).stride()")
+            for g, (a, b) in zip(("so", "sr", "si"), groups, strict=True):
+                # the step of the group's flat index: the stride of its innermost dim longer than 1
+                lines.append(f"{t}_{g} = next((st[k] for k in range({b - 1}, {a - 1}, -1) if shape[k] > 1), 0)")
         lines.extend(self.size_lines("shape"))
         for o in self.seg.outputs:
             if o in full_outs:
@@ -1057,7 +1086,7 @@ class ColEmitter(SegmentEmitter):
         bi, br = self.genes["BLOCK_I"], self.genes["BLOCK_R"]
         lines.append(f"block_i = min({bi}, triton.next_power_of_2(INNER))")
         lines.append("grid = (OUTER * triton.cdiv(INNER, block_i),)")
-        call = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["R", "INNER"]
+        call = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["R", "INNER", *strides]
         lines.append(f"{name}[grid]({', '.join(call)}, BLOCK_R={br}, BLOCK_I=block_i, {self.launch_opts()})")
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
