@@ -127,33 +127,47 @@ def test_generation_zero_measures_the_plane_kernel_only_for_narrow_groups(writer
     depthwise = writer.propose(request_for(EXAMPLES / "conv_depthwise_2d_hardswish.py", count=3))
     assert not any("fitted" in c.notes for c in depthwise)
     # a dense convolution (64 channels per group) runs as a GEMM: no plane candidate in generation 0, but
-    # the fitted tile, the defaults (one flat channel x tap K loop), 3xTF32, then the tap-major K loop
-    wide = writer.propose(request_for(EXAMPLES / "conv_2d_bias_relu.py", count=4))
+    # the fitted tile (channels-last, tap-major), the defaults (one flat channel x tap K loop), the fitted tile
+    # on the input as given, 3xTF32, then the tap-major K loop
+    wide = writer.propose(request_for(EXAMPLES / "conv_2d_bias_relu.py", count=5))
     assert all(c.genes["conv.algo"] != "plane" for c in wide if "mutation" not in c.notes)
-    assert [(c.genes["conv.precision"], c.genes["conv.k_order"]) for c in wide[:4]] == [
-        ("tf32x3", "channel"),
-        ("ieee", "channel"),
-        ("tf32x3", "channel"),
-        ("ieee", "tap"),
+    assert [(c.genes["conv.precision"], c.genes["conv.k_order"], c.genes["conv.layout"]) for c in wide[:5]] == [
+        ("tf32x3", "tap", "channels_last"),
+        ("ieee", "channel", "nchw"),
+        ("tf32x3", "channel", "nchw"),
+        ("tf32x3", "channel", "nchw"),
+        ("ieee", "tap", "nchw"),
     ]
 
 
 @pytest.mark.parametrize(
-    ("example", "tile"),
+    ("example", "tile", "as_given"),
     [
-        ("conv_2d_bias_relu.py", (128, 128, 8, "channel")),  # 128 output channels: one tile spans them
-        ("conv_grouped_strided_silu.py", (128, 64, 8, "channel")),  # 64 channels per group
-        ("conv_3d_scale_clamp.py", (128, 32, 4, "channel")),  # 32 channels: 4 warps
-        ("conv_transpose3d_sigmoid.py", (128, 32, 4, "tap")),  # strided transposed: stride phases skip taps
+        ("conv_2d_bias_relu.py", (128, 128, 8), "channel"),  # 128 output channels: one tile spans them
+        ("conv_grouped_strided_silu.py", (128, 64, 8), "channel"),  # 64 channels per group
+        ("conv_3d_scale_clamp.py", (128, 32, 4), "channel"),  # 32 channels: 4 warps
+        ("conv_transpose3d_sigmoid.py", (128, 32, 4), "tap"),  # strided transposed: stride phases skip taps
     ],
 )
-def test_generation_zero_starts_from_a_gemm_tile_fitted_to_the_output_channels(writer, example, tile):
-    [fitted] = writer.propose(request_for(EXAMPLES / example))
-    assert "fitted to the output channels" in fitted.notes
+def test_generation_zero_starts_from_a_gemm_tile_fitted_to_the_output_channels(writer, example, tile, as_given):
+    fitted, _, given = writer.propose(request_for(EXAMPLES / example, count=3))
+    assert "fitted to the output channels, channels-last input" in fitted.notes
     g = fitted.genes
-    assert (g["conv.BLOCK_M"], g["conv.BLOCK_N"], g["conv.num_warps"], g["conv.k_order"]) == tile
-    assert (g["conv.precision"], g["conv.num_stages"]) == ("tf32x3", 3)
-    assert f"BLOCK_N={tile[1]}" in fitted.source
+    assert (g["conv.BLOCK_M"], g["conv.BLOCK_N"], g["conv.num_warps"]) == tile
+    assert (g["conv.precision"], g["conv.num_stages"], g["conv.layout"], g["conv.k_order"]) == (
+        "tf32x3",
+        3,
+        "channels_last",
+        "tap",
+    )
+    assert f"BLOCK_N={tile[1]}" in fitted.source and "xcl = " in fitted.source
+    # third: the same tile on the input as given
+    assert "fitted to the output channels, input as given" in given.notes
+    assert {k: v for k, v in given.genes.items() if k not in ("conv.layout", "conv.k_order")} == {
+        k: v for k, v in g.items() if k not in ("conv.layout", "conv.k_order")
+    }
+    assert (given.genes["conv.layout"], given.genes["conv.k_order"]) == ("nchw", as_given)
+    assert "xcl = " not in given.source
 
 
 def test_generation_zero_keeps_rows_in_registers_only_where_a_loop_reads_them_twice(writer: TemplateWriter):

@@ -232,7 +232,12 @@ class TemplateWriter:
             narrow = "conv.algo" in base and analysis.narrow_convs()
             fitted = None if narrow else self.fitted_conv(analysis, base, request.spec.precision)
             if fitted:
-                gene_sets.insert(0, (fitted, "implicit GEMM tile fitted to the output channels"))
+                gene_sets.insert(0, (fitted, "implicit GEMM tile fitted to the output channels, channels-last input"))
+                # the same tile reading the input as given (the flat K loop, or tap-major where stride phases skip
+                # taps): measured after the defaults, for convolutions where staging the input costs more than it
+                # saves
+                as_given = {**fitted, "conv.layout": base["conv.layout"], "conv.k_order": self.given_k_order(analysis)}
+                gene_sets.append((as_given, "implicit GEMM tile fitted to the output channels, input as given"))
             if "conv.library" in base:
                 # hybrid: even islands start from the library convolution, odd ones from all-Triton, so
                 # both kinds are measured from the first generation even when an island proposes one child
@@ -300,10 +305,12 @@ class TemplateWriter:
     def fitted_conv(analysis: Analysis, base: dict[str, Any], precision: str) -> dict[str, Any] | None:
         """Implicit-GEMM genes fitted to the convolutions' output channels at the full inputs: a 128-position
         tile spans a group's output channels (up to 128), so each gathered input tile feeds all of them
-        (8 warps from 64 channels, else 4), with three stages; 3xTF32 for fp32; the tap-major K loop for a
-        strided transposed conv (its stride phases skip the taps they never meet). On the H200 (2026-12-03,
-        tests/gpu/gene_sweep.py) this tile was the fastest of those tried on five convolution examples, and
-        3-4x faster than the defaults on the four where both were timed."""
+        (8 warps from 64 channels, else 4), with three stages; 3xTF32 for fp32; the input staged channels-last
+        with the tap-major K loop, so each tap's in-channels are one contiguous run. On the H200 (2026-12-03,
+        tests/gpu/gene_sweep.py) this tile was the fastest of those tried on five convolution examples, 3-4x
+        faster than the defaults on the four where both were timed; channels-last with the tap-major loop then
+        took it from 1.68 to 0.97 ms (3-d conv), 0.90 to 0.74 ms (2-d conv) and 0.82 to 0.48 ms (strided
+        transposed 3-d conv) (2026-12-04); channels-last with the flat K loop was slower than either."""
         widths = analysis.gemm_conv_widths()
         if "conv.BLOCK_N" not in base or not widths:
             return None
@@ -314,12 +321,18 @@ class TemplateWriter:
             "conv.BLOCK_M": 128,
             "conv.num_warps": 8 if block_n >= 64 else 4,
             "conv.num_stages": 3,
+            "conv.layout": "channels_last",
+            "conv.k_order": "tap",
         }
         if precision == "fp32":
             genes["conv.precision"] = "tf32x3"
-        if any(subpixel for _, subpixel in widths):
-            genes["conv.k_order"] = "tap"
         return genes
+
+    @staticmethod
+    def given_k_order(analysis: Analysis) -> str:
+        """The K order for the input as given: tap-major for a strided transposed conv (its stride phases skip
+        the taps they never meet), else one flat channel x tap range (faster for 2-d convs on the H200)."""
+        return "tap" if any(subpixel for _, subpixel in analysis.gemm_conv_widths()) else "channel"
 
     @staticmethod
     def register_rows(analysis: Analysis, kept_whole: int) -> bool:
