@@ -47,6 +47,7 @@ class BenchRow(BaseModel):
     wall_s: float = 0.0
     candidates_per_minute: float | None = None
     failure: str | None = None
+    library_ops: tuple[str, ...] = ()  # aten ops the kernel left to the library (hybrid policy)
     note: str = ""
 
 
@@ -149,6 +150,7 @@ def row_from(operator: str, kernel: str, verdict: Verdict | None, evaluated: int
         wall_s=round(wall_s, 3),
         candidates_per_minute=round(evaluated / wall_s * 60, 2) if evaluated and wall_s > 0 else None,
         failure=failure if verdict is None or not verdict.verified else None,
+        library_ops=verdict.library_ops if verdict and verdict.verified else (),
         note=row_note(verdict),
     )
 
@@ -203,6 +205,8 @@ def fmt(value: float | None, unit: str = "") -> str:
 def render_operator(row: BenchRow) -> str:
     """One operator: eager, torch.compile and Foundry side by side."""
     state = "verified" if row.verified else f"not verified: {row.failure or 'nothing verified'}"
+    if row.library_ops:
+        state += f" with library {', '.join(row.library_ops)}"
     facts = [state, f"{row.evaluated} candidate(s) in {row.wall_s:.0f} s"]
     if row.pct_of_roofline is not None:
         facts.append(f"{row.pct_of_roofline:.0f}% of roofline, {row.bound}-bound")
@@ -217,6 +221,13 @@ def render_operator(row: BenchRow) -> str:
     if row.note:
         lines.append(f"  ({row.note})")
     return "\n".join(lines)
+
+
+def verified_cell(row: BenchRow) -> str:
+    """'yes', 'yes (library: convolution)' for a hybrid kernel that leaves ops to the library, or 'no (why)'."""
+    if not row.verified:
+        return f"no ({row.failure or 'nothing verified'})"
+    return f"yes (library: {', '.join(row.library_ops)})" if row.library_ops else "yes"
 
 
 def render_table(report: BenchReport) -> str:
@@ -243,7 +254,7 @@ def render_table(report: BenchReport) -> str:
             " | ".join(
                 (
                     r.operator,
-                    "yes" if r.verified else f"no ({r.failure or 'nothing verified'})",
+                    verified_cell(r),
                     fmt(r.eager_ms, " ms"),
                     fmt(r.compile_ms, " ms"),
                     fmt(r.foundry_ms, " ms"),
