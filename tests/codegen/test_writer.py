@@ -127,14 +127,14 @@ def test_generation_zero_measures_the_plane_kernel_only_for_narrow_groups(writer
     depthwise = writer.propose(request_for(EXAMPLES / "conv_depthwise_2d_hardswish.py", count=3))
     assert not any("fitted" in c.notes for c in depthwise)
     # a dense convolution (64 channels per group) runs as a GEMM: no plane candidate in generation 0, but
-    # the fitted tile (channels-last, tap-major), the defaults (one flat channel x tap K loop), the fitted tile
-    # on the input as given, 3xTF32, then the tap-major K loop
+    # the fitted tile (channels-last, tap-major), the fitted tile on the input as given, the defaults (one flat
+    # channel x tap K loop), 3xTF32, then the tap-major K loop
     wide = writer.propose(request_for(EXAMPLES / "conv_2d_bias_relu.py", count=5))
     assert all(c.genes["conv.algo"] != "plane" for c in wide if "mutation" not in c.notes)
     assert [(c.genes["conv.precision"], c.genes["conv.k_order"], c.genes["conv.layout"]) for c in wide[:5]] == [
         ("tf32x3", "tap", "channels_last"),
-        ("ieee", "channel", "nchw"),
         ("tf32x3", "channel", "nchw"),
+        ("ieee", "channel", "nchw"),
         ("tf32x3", "channel", "nchw"),
         ("ieee", "tap", "nchw"),
     ]
@@ -150,7 +150,7 @@ def test_generation_zero_measures_the_plane_kernel_only_for_narrow_groups(writer
     ],
 )
 def test_generation_zero_starts_from_a_gemm_tile_fitted_to_the_output_channels(writer, example, tile, as_given):
-    fitted, _, given = writer.propose(request_for(EXAMPLES / example, count=3))
+    fitted, given = writer.propose(request_for(EXAMPLES / example, count=2))
     assert "fitted to the output channels, channels-last input" in fitted.notes
     g = fitted.genes
     assert (g["conv.BLOCK_M"], g["conv.BLOCK_N"], g["conv.num_warps"]) == tile
@@ -161,13 +161,31 @@ def test_generation_zero_starts_from_a_gemm_tile_fitted_to_the_output_channels(w
         "tap",
     )
     assert f"BLOCK_N={tile[1]}" in fitted.source and "xcl = " in fitted.source
-    # third: the same tile on the input as given
+    # second: the same tile on the input as given
     assert "fitted to the output channels, input as given" in given.notes
     assert {k: v for k, v in given.genes.items() if k not in ("conv.layout", "conv.k_order")} == {
         k: v for k, v in g.items() if k not in ("conv.layout", "conv.k_order")
     }
     assert (given.genes["conv.layout"], given.genes["conv.k_order"]) == ("nchw", as_given)
     assert "xcl = " not in given.source
+
+
+def test_hybrid_generation_zero_measures_library_fitted_and_as_given_before_the_defaults():
+    """Even islands start from the library convolution, odd ones from the fitted all-Triton tile; the tile on the
+    input as given follows either, and the defaults come after both (islands skip what another one has, so
+    the first three islands measure the three)."""
+    hybrid = TemplateWriter(policy="hybrid")
+    path = EXAMPLES / "conv_1d_dilated_gelu.py"
+    notes = {
+        island: [c.notes.split(";")[0] for c in hybrid.propose(request_for(path, island=island, count=4))]
+        for island in (0, 1)
+    }
+    fitted, given = (
+        "implicit GEMM tile fitted to the output channels, channels-last input",
+        "implicit GEMM tile fitted to the output channels, input as given",
+    )
+    assert notes[0] == ["library convolution", fitted, given, "defaults"]
+    assert notes[1] == [fitted, "library convolution", given, "defaults"]
 
 
 def test_generation_zero_keeps_rows_in_registers_only_where_a_loop_reads_them_twice(writer: TemplateWriter):
