@@ -167,6 +167,50 @@ def test_conv_matches_reference(tmp_path, writer, name, module, shape, epilogue,
     assert ("phase = tl.program_id(2)" in source) == (strided_transposed and kind == "gemm")  # sub-pixel form
 
 
+SPLIT_CONVS = [
+    # (id, module, input shapes, forward): K = 40 in-channels x 9 taps = 23 blocks of 16 (flat), 3 per tap
+    ("2d-deep", "nn.Conv2d(40, 20, 3, padding=1)", [(2, 40, 5, 4), (2, 20, 5, 4)], "return torch.relu(c) + y"),
+    ("1d-grouped", "nn.Conv1d(40, 24, 3, stride=2, groups=2)", [(2, 40, 9)], "return c * self.scale"),
+    (
+        "t2d-s2",
+        "nn.ConvTranspose2d(36, 18, 3, stride=2, padding=1, output_padding=1)",
+        [(1, 36, 3, 4)],
+        "return F.gelu(c)",
+    ),
+]
+
+
+@pytest.mark.parametrize("split", [2, 4])
+@pytest.mark.parametrize("variant", ["flat", "tap-cl"])
+@pytest.mark.parametrize(("name", "module", "shapes", "forward"), SPLIT_CONVS, ids=[c[0] for c in SPLIT_CONVS])
+def test_split_k_partials_sum_to_the_convolution(tmp_path, writer, name, module, shapes, forward, variant, split):
+    """Split-K: programs share each output tile's K range (flat K blocks, or the in-channels of each tap), write
+    fp32 partials, and one flat kernel adds them up and runs the epilogue (a residual, a per-channel scale);
+    with 4 splits of the tap-major loop's 3 channel blocks one share is empty and must add nothing."""
+    params = "\nself.scale = nn.Parameter(torch.ones(24, 1))" if "scale" in forward else ""
+    path = operator_file(tmp_path, "", f"self.conv = {module}{params}", f"c = self.conv(x)\n{forward}", shapes, [])
+    genes = {
+        **SMALL,
+        "conv.algo": "gemm",
+        "conv.split_k": split,
+        "conv.k_order": "tap" if variant == "tap-cl" else "channel",
+        "conv.layout": "channels_last" if variant == "tap-cl" else "nchw",
+    }
+    source = check_candidate(writer, path, genes)
+    assert "ks = tl.program_id(2)" in source and f"SPLIT_K={split}" in source
+    assert "tl.store(part_ptr + part_off, acc" in source  # partials, not the output, from the GEMM
+    assert "for sk in tl.static_range(1, SPLIT_K):" in source  # the epilogue kernel sums them
+    assert source.count("@triton.jit") == 2
+
+
+def test_split_k_is_ignored_where_the_epilogue_reduces_over_channels(tmp_path, writer):
+    path = operator_file(
+        tmp_path, "", "self.conv = nn.Conv2d(20, 24, 3)", "return self.conv(x).mean(dim=1)", [(2, 20, 5, 6)], []
+    )
+    source = check_candidate(writer, path, {**SMALL, "conv.algo": "gemm", "conv.split_k": 4})
+    assert "SPLIT_K" not in source and source.count("@triton.jit") == 1
+
+
 def test_auto_algo_picks_by_group_width_at_run_time(tmp_path, writer):
     """A wide conv (>= 16 channels per group: GEMM), a depthwise one (plane) and a narrow grouped one (2 in-
     and 2 out-channels per group: direct) through the same "auto" launcher."""

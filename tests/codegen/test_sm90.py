@@ -31,6 +31,11 @@ CASES = [
         EXAMPLES / "conv_2d_bias_relu.py",
         {"conv.algo": "gemm", "conv.layout": "channels_last"},
     ),
+    (
+        "conv2d-split-k",  # partials + the epilogue kernel
+        EXAMPLES / "conv_2d_deep_small_image.py",
+        {"conv.algo": "gemm", "conv.precision": "tf32x3", "conv.BLOCK_N": 128, "conv.num_stages": 3, "conv.split_k": 8},
+    ),
     ("transpose3d-auto", EXAMPLES / "conv_transpose3d_sigmoid.py", {}),
     ("max-and-avg-pool-one-kernel", EXAMPLES / "conv_pool3d_max_plus_avg.py", {}),
     ("conv-channel-mean-epilogue", EXAMPLES / "conv_2d_channel_mean.py", {}),

@@ -170,6 +170,17 @@ def test_generation_zero_starts_from_a_gemm_tile_fitted_to_the_output_channels(w
     assert "xcl = " not in given.source
 
 
+def test_generation_zero_splits_k_only_where_output_tiles_are_too_few_to_fill_the_gpu(writer: TemplateWriter):
+    # 8 x 7 x 7 positions by 512 channels: 4 x 4 tiles of 128 x 128, K = 512 x 9 (16 channel blocks per tap)
+    split, fitted = writer.propose(request_for(EXAMPLES / "conv_2d_deep_small_image.py", count=2))
+    assert "K split 8 ways" in split.notes and split.genes["conv.split_k"] == 8
+    assert {**split.genes, "conv.split_k": 1} == fitted.genes
+    assert "SPLIT_K=8" in split.source and fitted.genes["conv.split_k"] == 1
+    # 16 x 128 x 128 positions: thousands of tiles, no split in generation 0
+    wide = writer.propose(request_for(EXAMPLES / "conv_2d_bias_relu.py", count=4))
+    assert all(c.genes["conv.split_k"] == 1 for c in wide if "mutation" not in c.notes)
+
+
 def test_hybrid_generation_zero_measures_library_fitted_and_as_given_before_the_defaults():
     """Even islands start from the library convolution, odd ones from the fitted all-Triton tile; the tile on the
     input as given follows either, and the defaults come after both (islands skip what another one has, so

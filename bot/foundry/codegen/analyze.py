@@ -82,6 +82,22 @@ class Analysis:
                 found.append((int(cog), subpixel))
         return found
 
+    def gemm_conv_grids(self, block_m: int, block_n: int) -> list[tuple[int, int]]:
+        """(output tiles of block_m positions x block_n channels over all groups, in-channels per group) of
+        each convolution wide enough for the implicit GEMM, at the full inputs."""
+        found = []
+        for node in self.graph.nodes.values():
+            out = self.full_shapes.get(node.name) or node.shape
+            if node.op != "conv" or len(out) < 3:
+                continue
+            w = self.full_shapes.get(node.args[1]) or self.graph.nodes[node.args[1]].shape
+            groups, transposed = int(node.attrs["groups"]), bool(node.attrs["transposed"])
+            cog, cig = (w[1], w[0] // groups) if transposed else (w[0] // groups, w[1])
+            if cog >= GEMM_MIN_CHANNELS and cig * math.prod(w[2:]) >= GEMM_MIN_CHANNELS:
+                rows = out[0] * math.prod(out[2:])
+                found.append((-(-rows // block_m) * -(-cog // block_n) * groups, int(cig)))
+        return found
+
     def replan(self, options: PlanOptions) -> Analysis:
         """The same analysis with other fusion boundaries."""
         return replace(self, segments=plan(self.graph, options))

@@ -8,7 +8,10 @@ least one tl.dot tile wide, plane for depthwise, direct for the other narrow gro
           taps outside and in-channels inside); the input tile is gathered on the fly (zero padding by
           masks) and multiplied with tl.dot (fp32 schemes as in matmul: ieee or tf32x3); with the gene
           layout "channels_last" the launcher stages the input channels-last (in-channels contiguous) and
-          K runs in-channels fastest, so the gathered tile is contiguous along K
+          K runs in-channels fastest, so the gathered tile is contiguous along K; with the gene split_k > 1
+          each output tile's K range is shared by that many programs (the in-channels, for the tap-major
+          loop), which write fp32 partials; one flat kernel sums them and runs the epilogue (for few, deep
+          output tiles: a late-stage conv over a small image)
   direct  a [positions x channels] tile accumulating input x weight products tap by tap: for depthwise and
           narrow groups, where a GEMM's columns (channels per group) would be mostly padding
   plane   one output channel per program over a 2-d tile of its last two spatial dims (a row for conv1d),
@@ -40,6 +43,7 @@ ALGOS = ("auto", "gemm", "direct", "plane")
 LAYOUTS = ("nchw", "channels_last")  # the GEMM's input: as given, or staged with in-channels contiguous
 EPILOGUE_BLOCK = 1024  # library path: 4 warps x 32 lanes x 8 fp32 per lane (two 16-byte accesses)
 GEMM_MIN_CHANNELS = 16  # "auto": a group narrower than one tl.dot tile (16 columns or K) runs plane or direct
+SPLITS = (1, 2, 4, 8)  # split-K: programs sharing one output tile's K range (partials, then one epilogue pass)
 CHANNEL_TILE = 128  # most output channels one GEMM tile spans for a reduction over channels in the epilogue
 REDUCE_IDENTITY = {"sum": "0.0", "max": "-float('inf')", "min": "float('inf')"}
 
@@ -164,8 +168,9 @@ class ChannelEpilogue(SegmentEmitter):
     def stride_args(self, epi: list[str], tag: str = "s") -> list[str]:
         return [f"{t}_{tag}{d}" for t in epi for d in "nc"]
 
-    def flat_epilogue_kernel(self, name: str, src: str, epi: list[str]) -> list[str]:
-        """A flat kernel over a finished (N, C, *spatial) tensor `src`: loads it, runs the epilogue, stores."""
+    def flat_epilogue_kernel(self, name: str, src: str, epi: list[str], splits: bool = False) -> list[str]:
+        """A flat kernel over a finished (N, C, *spatial) tensor `src`: loads it, runs the epilogue, stores.
+        With `splits`, `src` holds SPLIT_K partial sums of that tensor one after another: it adds them up."""
         params = (
             [f"{src}_ptr"]
             + [f"{t}_ptr" for t in epi]
@@ -175,11 +180,19 @@ class ChannelEpilogue(SegmentEmitter):
             + ["TOTAL", "C", "OS"]
             + self.stride_args(epi)
             + ["BLOCK: tl.constexpr", "WIDE: tl.constexpr"]
+            + (["SPLIT_K: tl.constexpr"] if splits else [])
         )
         body = [
             *nc_positions(),
             f"acc = tl.load({src}_ptr + offs, mask=mask, other=0.0)",
         ]
+        if splits:
+            body += [
+                f"src = {src}_ptr + offs",
+                "for sk in tl.static_range(1, SPLIT_K):",
+                "    src += TOTAL  # the next partial (64-bit pointer arithmetic)",
+                "    acc += tl.load(src, mask=mask, other=0.0)",
+            ]
         body += [self.operand_load(t, "n", "c", "s", "mask") for t in epi]
         body += self.epilogue_body(self.seg.nodes[self.head_index()], "acc")
         body += [f"tl.store({o}_ptr + offs, {self.store_value(o)}, mask=mask)" for o in self.seg.outputs]
@@ -245,6 +258,9 @@ class ConvEmitter(ChannelEpilogue):
             if algo in ("auto", "gemm"):
                 names.append(self.kernel_name("gemm"))
                 kernels.append(self.gemm_kernel(names[-1], epi))
+                if self.split_k() > 1:  # the partials' sum and the epilogue
+                    names.append(self.kernel_name("epilogue"))
+                    kernels.append(self.flat_epilogue_kernel(names[-1], "part", epi, splits=True))
             if algo in ("auto", "direct"):
                 names.append(self.kernel_name("direct"))
                 kernels.append(self.direct_kernel(names[-1], epi))
@@ -373,6 +389,22 @@ class ConvEmitter(ChannelEpilogue):
             raise UnsupportedError("conv", f"layout {layout!r} (layouts: {', '.join(LAYOUTS)})")
         return layout == "channels_last"
 
+    def split_k(self) -> int:
+        """Programs per output tile along K (gene split_k); 1 where the epilogue reduces over the channels
+        (it needs every channel's finished sum in one program)."""
+        split = self.genes.get("split_k", 1)
+        if split not in SPLITS:
+            raise UnsupportedError("conv", f"split_k {split!r} (splits: {', '.join(map(str, SPLITS))})")
+        return 1 if self.channel_reductions() else int(split)
+
+    def k_range(self, total: str, block: str) -> str:
+        """The K loop's range over 0..`total` in steps of `block`: all of it, or split program ks's share
+        (whole blocks, so that the shares never overlap)."""
+        if self.split_k() == 1:
+            return f"range(0, {total}, {block})"
+        chunk = f"tl.cdiv(tl.cdiv({total}, {block}), SPLIT_K) * {block}"
+        return f"range(ks * ({chunk}), tl.minimum(ks * ({chunk}) + {chunk}, {total}), {block})"
+
     def x_rows(self) -> str:
         """The GEMM kernels' input base per output row (sample n_idx, group g): in the given layout, or in
         the channels-last copy the launcher passes as xcl_ptr."""
@@ -385,7 +417,27 @@ class ConvEmitter(ChannelEpilogue):
         return f"({sp}) * C_IN + {ci}" if self.channels_last() else f"{ci} * IS + {sp}"
 
     def gemm_params(self, epi: list[str]) -> list[str]:
-        return self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"] + (["xcl_ptr"] if self.channels_last() else [])
+        cl = ["xcl_ptr"] if self.channels_last() else []
+        if self.split_k() > 1:  # the GEMM writes partials only: no epilogue operands
+            return (
+                [f"{self.x}_ptr", f"{self.w}_ptr", "part_ptr"]
+                + self.shape_params()
+                + [f"{k}: tl.constexpr" for k in self.dims("K")]
+                + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr", "SPLIT_K: tl.constexpr"]
+                + cl
+            )
+        return self.kernel_params(epi) + ["BLOCK_K: tl.constexpr"] + cl
+
+    def gemm_store(self, epi: list[str]) -> list[str]:
+        """The end of a GEMM kernel, acc as [channels, positions]: the epilogue and the stores, or (split-K)
+        this program's fp32 partial at part[ks, n, channel, position]."""
+        if self.split_k() == 1:
+            return self.epilogue_and_store(epi)
+        return [
+            "part_off = ks.to(tl.int64) * M * C_OUT + n_idx[None, :].to(tl.int64) * C_OUT * OS + co[:, None] * OS "
+            "+ s[None, :]",
+            "tl.store(part_ptr + part_off, acc, mask=mask_n[:, None] & mask_m[None, :])",
+        ]
 
     def gemm_head(self) -> list[str]:
         """The implicit-GEMM kernels' program ids (output tile, group), their rows (output positions) with
@@ -393,6 +445,7 @@ class ConvEmitter(ChannelEpilogue):
         return [
             "pid = tl.program_id(0)",
             "g = tl.program_id(1)",
+            *(["ks = tl.program_id(2)  # this program's share of K"] if self.split_k() > 1 else []),
             "num_pid_n = tl.cdiv(COG, BLOCK_N)",
             "pid_m = pid // num_pid_n",
             "pid_n = pid % num_pid_n",
@@ -411,7 +464,11 @@ class ConvEmitter(ChannelEpilogue):
         return [
             "pid = tl.program_id(0)",
             "g = tl.program_id(1)",
-            "phase = tl.program_id(2)",
+            *(
+                ["phase = tl.program_id(2) // SPLIT_K", "ks = tl.program_id(2) % SPLIT_K  # this program's share of K"]
+                if self.split_k() > 1
+                else ["phase = tl.program_id(2)"]
+            ),
             "num_pid_n = tl.cdiv(COG, BLOCK_N)",
             "pid_m = pid // num_pid_n",
             "pid_n = pid % num_pid_n",
@@ -444,7 +501,7 @@ class ConvEmitter(ChannelEpilogue):
             f"JS = {' * '.join(self.dims('J'))}",
             self.x_rows(),
             "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
-            "for kk in range(0, CIG * JS, BLOCK_K):",
+            f"for kk in {self.k_range('CIG * JS', 'BLOCK_K')}:",
         ]
         # K = in-channels x taps of the phase: in-channels outer, or fastest for a channels-last input
         split = ["jt = rk // CIG", "ci = rk % CIG"] if self.channels_last() else ["ci = rk // JS", "jt = rk % JS"]
@@ -476,7 +533,7 @@ class ConvEmitter(ChannelEpilogue):
         ]
         body += indent(loop, 4)
         body.append("acc = tl.trans(acc)")
-        body += self.epilogue_and_store(epi)
+        body += self.gemm_store(epi)
         return ["@triton.jit", f"def {name}({', '.join(self.gemm_params(epi))}):", *indent(body, 4)]
 
     def gemm_tap_kernel(self, name: str, epi: list[str]) -> list[str]:
@@ -512,7 +569,7 @@ class ConvEmitter(ChannelEpilogue):
             ]
             guard = ""
         channels = [
-            "for cb in range(0, CIG, BLOCK_K):",
+            f"for cb in {self.k_range('CIG', 'BLOCK_K')}:",
             *indent(
                 [
                     "ci = cb + tl.arange(0, BLOCK_K)",
@@ -537,7 +594,7 @@ class ConvEmitter(ChannelEpilogue):
             *outer,
             *indent(step, 4),
             "acc = tl.trans(acc)",
-            *self.epilogue_and_store(epi),
+            *self.gemm_store(epi),
         ]
         return ["@triton.jit", f"def {name}({', '.join(self.gemm_params(epi))}):", *indent(body, 4)]
 
@@ -552,7 +609,7 @@ class ConvEmitter(ChannelEpilogue):
             f"KS = {ks}",
             self.x_rows(),
             "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
-            "for kk in range(0, KTOT, BLOCK_K):",
+            f"for kk in {self.k_range('KTOT', 'BLOCK_K')}:",
         ]
         # K = in-channels x taps: in-channels outer, or fastest for a channels-last input
         split = ["tap = rk // CIG", "ci = rk % CIG"] if self.channels_last() else ["ci = rk // KS", "tap = rk % KS"]
@@ -736,6 +793,7 @@ class ConvEmitter(ChannelEpilogue):
                 ]
         else:
             bn = str(g["BLOCK_N"])
+            split = self.split_k()
             if self.channel_reductions():
                 bn = "bn"
                 lines += [
@@ -755,13 +813,18 @@ class ConvEmitter(ChannelEpilogue):
                 phases = 1
                 for v in strides:
                     phases *= v
-                grid = f"(triton.cdiv(MQ, {g['BLOCK_M']}) * triton.cdiv(COG, {bn}), G, {phases})"
+                grid = f"(triton.cdiv(MQ, {g['BLOCK_M']}) * triton.cdiv(COG, {bn}), G, {phases * split})"
             else:
-                grid = f"(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {bn}), G)"
+                grid = (
+                    f"(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {bn}), G{f', {split}' if split > 1 else ''})"
+                )
             gemm_args, gemm = common, []
+            if split > 1:  # the GEMM writes fp32 partials; the epilogue kernel adds them up
+                gemm_args = [x, w, "part", *self.shape_params(), *self.dims("K")]
+                gemm.append(f"part = torch.empty(({split}, M * C_OUT), device={x}.device, dtype=torch.float32)")
             if g.get("k_order", "channel") == "tap":
                 # the weight as [C_OUT, taps, CIG]: each tap's in-channels contiguous for the tap-major K loop
-                gemm_args = ["wk" if a == w else a for a in common]
+                gemm_args = ["wk" if a == w else a for a in gemm_args]
                 if not self.transposed:
                     taps = ", ".join(str(i + 2) for i in range(self.d))
                     gemm.append(f"wk = {w}.permute(0, {taps}, 1).contiguous()")
@@ -769,11 +832,20 @@ class ConvEmitter(ChannelEpilogue):
                     taps = " * ".join(self.dims("K"))
                     gemm.append(f"wk = {w}.reshape(G, CIG, COG, {taps}).permute(0, 2, 3, 1).contiguous()")
             blocks = f"BLOCK_M={g['BLOCK_M']}, BLOCK_N={bn}, BLOCK_K={g['BLOCK_K']}"
+            if split > 1:
+                blocks += f", SPLIT_K={split}"
             if self.channels_last():
                 spatial = ", ".join(str(i + 2) for i in range(self.d))
                 gemm.append(f"xcl = {x}.permute(0, {spatial}, 1).contiguous()  # in-channels contiguous")
                 blocks += ", xcl_ptr=xcl"
             gemm.append(f"{self.kernel_name('gemm')}[{grid}]({', '.join(gemm_args)}, {blocks}, {opts})")
+            if split > 1:
+                call = ["part", *epi, *self.seg.outputs, *self.scalars, *self.sizes, "M * C_OUT", "C_OUT", "OS"]
+                gemm.append(
+                    f"{self.kernel_name('epilogue')}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]"
+                    f"({', '.join(call + self.stride_args(epi))}, BLOCK={EPILOGUE_BLOCK}, "
+                    f"WIDE=M * C_OUT >= 2**31, SPLIT_K={split}, num_warps=4)"
+                )
             direct = (
                 f"{self.kernel_name('direct')}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"
                 f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N=block_n, {opts})"

@@ -50,6 +50,7 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "conv.precision": ("ieee", "tf32x3"),  # fp32 schemes inside the fp32 tolerance only
     "conv.k_order": ("channel", "tap"),  # GEMM's K loop: one flat channel x tap range, or taps outside channels
     "conv.layout": ("nchw", "channels_last"),  # GEMM's input as given, or staged with in-channels contiguous
+    "conv.split_k": (1, 2, 4, 8),  # GEMM programs sharing an output tile's K range (partials + epilogue kernel)
     "conv.library": (False, True),  # hybrid policy only: torch's convolution + the epilogue in Triton
     "pool.BLOCK_SIZE": (128, 256, 512, 1024),
     "pool.num_warps": (2, 4, 8),
@@ -94,6 +95,7 @@ DEFAULTS: dict[str, Gene] = {
     "conv.precision": "ieee",  # exact; the search tries tf32x3 (tensor cores, ~fp32 error)
     "conv.k_order": "channel",  # tap-major was slower for every 2-d conv on the H200 (2026-12-03)
     "conv.layout": "nchw",  # channels_last (with the tap-major K loop) is generation 0's fitted seed
+    "conv.split_k": 1,  # generation 0 splits K where the output tiles are too few to fill the GPU
     "conv.library": False,
     "pool.BLOCK_SIZE": 256,
     "pool.num_warps": 4,

@@ -42,7 +42,7 @@ from foundry.codegen.analyze import Analysis, analyze
 from foundry.codegen.ir import UnsupportedError
 from foundry.codegen.plan import PlanOptions
 from foundry.codegen.render import render
-from foundry.codegen.rowsplit import FEW_ROWS, MIN_SPLIT_N
+from foundry.codegen.rowsplit import FEW_ROWS, MIN_SPLIT_N, SM_COUNT
 from foundry.core.protocols import ProposalRequest
 from foundry.core.records import Candidate, Diagnosis, FailureKind, OperatorSpec, Stage, Verdict
 from foundry.rules.loader import RulesError, rules_dir
@@ -241,6 +241,11 @@ class TemplateWriter:
                     (fitted, "implicit GEMM tile fitted to the output channels, channels-last input"),
                     (as_given, "implicit GEMM tile fitted to the output channels, input as given"),
                 ]
+                split = self.conv_split(analysis, fitted)
+                if split > 1:
+                    # too few output tiles to fill the GPU: first, the fitted tile with K split over programs
+                    split_genes = {**fitted, "conv.split_k": split}
+                    gene_sets.insert(0, (split_genes, f"fitted tile, K split {split} ways (few output tiles)"))
             if "conv.library" in base:
                 # hybrid: even islands start from the library convolution, odd ones from all-Triton, so
                 # both kinds are measured from the first generation even when an island proposes one child
@@ -330,6 +335,19 @@ class TemplateWriter:
         if precision == "fp32":
             genes["conv.precision"] = "tf32x3"
         return genes
+
+    @staticmethod
+    def conv_split(analysis: Analysis, fitted: dict[str, Any]) -> int:
+        """Split-K for the fitted tile: when its output tiles at the full inputs are fewer than the GPU's SMs,
+        enough programs per tile for about two per SM (at most 8), and no more than the tap-major loop has
+        in-channel blocks to share; 1 otherwise."""
+        grids = analysis.gemm_conv_grids(int(fitted["conv.BLOCK_M"]), int(fitted["conv.BLOCK_N"]))
+        if not grids or max(tiles for tiles, _ in grids) >= SM_COUNT:
+            return 1
+        tiles = max(tiles for tiles, _ in grids)
+        blocks = min(-(-cig // int(fitted["conv.BLOCK_K"])) for _, cig in grids)
+        want = 1 << (-(-2 * SM_COUNT // tiles) - 1).bit_length()
+        return max(1, min(int(G.SPACE["conv.split_k"][-1]), want, 1 << (blocks.bit_length() - 1)))
 
     @staticmethod
     def given_k_order(analysis: Analysis) -> str:
