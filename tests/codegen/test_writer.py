@@ -251,6 +251,12 @@ def parent_of(writer: TemplateWriter, path, **genes) -> Candidate:
             verdict(kind=FailureKind.MISMATCH),
             {"row.online_reduction": False},
         ),
+        (  # a latency-bound conv: more programs, by smaller tiles and a wider K split
+            "conv_2d_deep_small_image.py",
+            {"conv.split_k": 2},
+            verdict(verified=True, bound="latency", pct=10.0),
+            {"conv.split_k": 4, "conv.BLOCK_M": 64},
+        ),
     ],
 )
 def test_diagnosis_drives_the_childs_genes(writer: TemplateWriter, path, genes, diagnosis, expect):

@@ -232,10 +232,10 @@ class TemplateWriter:
             narrow = "conv.algo" in base and analysis.narrow_convs()
             fitted = None if narrow else self.fitted_conv(analysis, base, request.spec.precision)
             if fitted:
-                # then the same tile reading the input as given (the flat K loop, or tap-major where stride phases
-                # skip taps), for convolutions where staging the input costs more than it saves; both before the
-                # defaults, which the H200 measured at 0.3x of eager on every GEMM convolution (2026-12-04) and
-                # which a time-limited first generation may then not reach
+                # the fitted tile (channels-last, tap-major), then the same tile reading the input as given (the
+                # flat K loop, or tap-major where stride phases skip taps) for convolutions where staging the input
+                # costs more than it saves; both before the defaults, which the H200 measured at 0.3x of eager on
+                # every GEMM convolution (2026-12-04) and which a time-limited first generation may not reach
                 as_given = {**fitted, "conv.layout": base["conv.layout"], "conv.k_order": self.given_k_order(analysis)}
                 gene_sets[:0] = [
                     (fitted, "implicit GEMM tile fitted to the output channels, channels-last input"),
