@@ -135,11 +135,19 @@ def test_convolution_seeds_follow_the_operator_and_its_diagnosis() -> None:
         outputs=(tensor(16, 128, 64, 64),),
     )
     at_start = matching(hints, conv)
-    assert {"conv-epilogue-fusion", "pool-fused-prologue", "tf32x3-precision"} <= at_start
+    assert {
+        "conv-epilogue-fusion",
+        "pool-fused-prologue",
+        "tf32x3-precision",
+        "conv-channels-last-tap-major",
+    } <= at_start
+    assert "conv-split-k-few-tiles" not in at_start  # a diagnosis hint: latency-bound tiles only
     assert not at_start & {"conv-implicit-gemm-tensor-cores", "conv-direct-for-narrow-groups", "online-softmax"}
     slow_compute = DiagnosisFacts(verified=True, bound="compute", pct_of_floor=30.0, spills=0)
     after = matching(hints, conv, slow_compute)
     assert {"conv-implicit-gemm-tensor-cores", "conv-library-with-triton-epilogue"} <= after
     assert "conv-direct-for-narrow-groups" not in after
     assert "conv-smaller-tile-on-spills" in matching(hints, conv, slow_compute.model_copy(update={"spills": 64}))
+    assert "conv-split-k-few-tiles" not in after
+    assert "conv-split-k-few-tiles" in matching(hints, conv, slow_compute.model_copy(update={"bound": "latency"}))
     assert not matching(hints, softmax_sig()) & {h.id for h in hints if h.id.startswith(("conv-", "pool-"))}
