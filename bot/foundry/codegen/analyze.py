@@ -15,7 +15,7 @@ from torch import nn
 
 from foundry.codegen.capture import capture
 from foundry.codegen.conv import CHANNEL_TILE, GEMM_MIN_CHANNELS
-from foundry.codegen.ir import Graph, UnsupportedError
+from foundry.codegen.ir import Graph, Node, UnsupportedError
 from foundry.codegen.plan import PlanOptions, Segment, plan
 
 log = logging.getLogger(__name__)
@@ -53,49 +53,46 @@ class Analysis:
             found.append((math.prod(shape[: len(shape) - k]), math.prod(shape[len(shape) - k :])))
         return found
 
-    def narrow_convs(self) -> bool:
-        """A convolution whose groups are narrower than one tl.dot tile (channels per group, or in-channels x
-        taps) at the full inputs: "auto" runs it with the plane kernel (depthwise) or the direct one."""
+    def conv_groups(self) -> list[tuple[Node, int, int, bool]]:
+        """(node, output channels per group, in-channels per group, wide enough for the implicit GEMM) of
+        each convolution at the full inputs: a group at least one tl.dot tile wide in channels and in
+        in-channels x taps."""
+        found = []
         for node in self.graph.nodes.values():
             if node.op != "conv":
                 continue
             w = self.full_shapes.get(node.args[1]) or self.graph.nodes[node.args[1]].shape  # at the GPU size
             groups = int(node.attrs["groups"])
             cog, cig = (w[1], w[0] // groups) if node.attrs["transposed"] else (w[0] // groups, w[1])
-            if cog < GEMM_MIN_CHANNELS or cig * math.prod(w[2:]) < GEMM_MIN_CHANNELS:
-                return True
-        return False
+            wide = cog >= GEMM_MIN_CHANNELS and cig * math.prod(w[2:]) >= GEMM_MIN_CHANNELS
+            found.append((node, int(cog), int(cig), wide))
+        return found
+
+    def narrow_convs(self) -> bool:
+        """A convolution whose groups are narrower than one tl.dot tile (channels per group, or in-channels x
+        taps) at the full inputs: "auto" runs it with the plane kernel (depthwise) or the direct one."""
+        return any(not wide for *_, wide in self.conv_groups())
 
     def gemm_conv_widths(self) -> list[tuple[int, bool]]:
         """(output channels per group, strided transposed) of each convolution wide enough for the implicit
         GEMM, at the full inputs."""
         found = []
-        for node in self.graph.nodes.values():
-            if node.op != "conv":
-                continue
-            w = self.full_shapes.get(node.args[1]) or self.graph.nodes[node.args[1]].shape
-            groups, transposed = int(node.attrs["groups"]), bool(node.attrs["transposed"])
-            cog, cig = (w[1], w[0] // groups) if transposed else (w[0] // groups, w[1])
-            if cog >= GEMM_MIN_CHANNELS and cig * math.prod(w[2:]) >= GEMM_MIN_CHANNELS:
-                strided = transposed and any(v > 1 for v in node.attrs["stride"])
+        for node, cog, _, wide in self.conv_groups():
+            if wide:
+                strided = bool(node.attrs["transposed"]) and any(v > 1 for v in node.attrs["stride"])
                 subpixel = strided and all(v == 1 for v in node.attrs["dilation"])
-                found.append((int(cog), subpixel))
+                found.append((cog, subpixel))
         return found
 
     def gemm_conv_grids(self, block_m: int, block_n: int) -> list[tuple[int, int]]:
         """(output tiles of block_m positions x block_n channels over all groups, in-channels per group) of
         each convolution wide enough for the implicit GEMM, at the full inputs."""
         found = []
-        for node in self.graph.nodes.values():
+        for node, cog, cig, wide in self.conv_groups():
             out = self.full_shapes.get(node.name) or node.shape
-            if node.op != "conv" or len(out) < 3:
-                continue
-            w = self.full_shapes.get(node.args[1]) or self.graph.nodes[node.args[1]].shape
-            groups, transposed = int(node.attrs["groups"]), bool(node.attrs["transposed"])
-            cog, cig = (w[1], w[0] // groups) if transposed else (w[0] // groups, w[1])
-            if cog >= GEMM_MIN_CHANNELS and cig * math.prod(w[2:]) >= GEMM_MIN_CHANNELS:
+            if wide and len(out) >= 3:
                 rows = out[0] * math.prod(out[2:])
-                found.append((-(-rows // block_m) * -(-cog // block_n) * groups, int(cig)))
+                found.append((-(-rows // block_m) * -(-cog // block_n) * int(node.attrs["groups"]), cig))
         return found
 
     def replan(self, options: PlanOptions) -> Analysis:

@@ -732,6 +732,16 @@ class ConvEmitter(ChannelEpilogue):
 
     # -- launcher ------------------------------------------------------------------------------------
 
+    def epilogue_launch(self, src: str, epi: list[str], extra: str = "") -> str:
+        """The launch of the flat epilogue kernel over `src` (the library convolution's result, or split-K's
+        partials), one program per EPILOGUE_BLOCK outputs; `extra` adds launch arguments."""
+        args = [src, *epi, *self.seg.outputs, *self.scalars, *self.sizes, "M * C_OUT", "C_OUT", "OS"]
+        return (
+            f"{self.kernel_name('epilogue')}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]"
+            f"({', '.join(args + self.stride_args(epi))}, BLOCK={EPILOGUE_BLOCK}, WIDE=M * C_OUT >= 2**31{extra}, "
+            "num_warps=4)"
+        )
+
     def launcher_lines(self, epi: list[str], library: bool, algo: str) -> list[str]:
         at = self.head.attrs
         x, w = self.x, self.w
@@ -776,9 +786,6 @@ class ConvEmitter(ChannelEpilogue):
                 f"{x}, {w}, {bias}, {at['stride']}, {at['padding']}, {at['dilation']}, {self.transposed}, "
                 f"{at['output_padding'] if self.transposed else [0] * self.d}, G"
             )
-            call = (
-                ["y"] + epi + list(self.seg.outputs) + self.scalars + self.sizes + ["M * C_OUT", "C_OUT", "OS"]
-            ) + self.stride_args(epi)
             if self.bare:
                 lines += [
                     "# hybrid policy: the library convolution (with its bias) is this step's whole result",
@@ -788,8 +795,7 @@ class ConvEmitter(ChannelEpilogue):
                 lines += [
                     "# hybrid policy: the library convolution, then the epilogue in one Triton pass",
                     f"y = torch.convolution({args})",
-                    f"{self.kernel_name('epilogue')}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]({', '.join(call)}, "
-                    f"BLOCK={EPILOGUE_BLOCK}, WIDE=M * C_OUT >= 2**31, num_warps=4)",
+                    self.epilogue_launch("y", epi),
                 ]
         else:
             bn = str(g["BLOCK_N"])
@@ -840,12 +846,7 @@ class ConvEmitter(ChannelEpilogue):
                 blocks += ", xcl_ptr=xcl"
             gemm.append(f"{self.kernel_name('gemm')}[{grid}]({', '.join(gemm_args)}, {blocks}, {opts})")
             if split > 1:
-                call = ["part", *epi, *self.seg.outputs, *self.scalars, *self.sizes, "M * C_OUT", "C_OUT", "OS"]
-                gemm.append(
-                    f"{self.kernel_name('epilogue')}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]"
-                    f"({', '.join(call + self.stride_args(epi))}, BLOCK={EPILOGUE_BLOCK}, "
-                    f"WIDE=M * C_OUT >= 2**31, SPLIT_K={split}, num_warps=4)"
-                )
+                gemm.append(self.epilogue_launch("part", epi, f", SPLIT_K={split}"))
             direct = (
                 f"{self.kernel_name('direct')}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"
                 f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N=block_n, {opts})"

@@ -342,9 +342,9 @@ class TemplateWriter:
         enough programs per tile for about two per SM (at most 8), and no more than the tap-major loop has
         in-channel blocks to share; 1 otherwise."""
         grids = analysis.gemm_conv_grids(int(fitted["conv.BLOCK_M"]), int(fitted["conv.BLOCK_N"]))
-        if not grids or max(tiles for tiles, _ in grids) >= SM_COUNT:
+        tiles = max((tiles for tiles, _ in grids), default=SM_COUNT)
+        if tiles >= SM_COUNT:
             return 1
-        tiles = max(tiles for tiles, _ in grids)
         blocks = min(-(-cig // int(fitted["conv.BLOCK_K"])) for _, cig in grids)
         want = 1 << (-(-2 * SM_COUNT // tiles) - 1).bit_length()
         return max(1, min(int(G.SPACE["conv.split_k"][-1]), want, 1 << (blocks.bit_length() - 1)))
