@@ -119,6 +119,27 @@ def test_gate_steps_once_and_releases_in_any_state():
     DeviceGate(None).share()  # without a GPU there is nothing to hold
 
 
+def test_gate_frees_the_device_between_stages_and_takes_it_again():
+    lock = DeviceLock()
+    gate = DeviceGate(lock)
+    gate.share()
+    gate.free()  # e.g. while the job files are written: a timing run may go now
+    assert lock.sharing == 0 and not lock.exclusive_held
+    timer = DeviceGate(lock)
+    timer.exclude()  # nothing holds the device: no wait
+    timer.free()
+    gate.share()  # the same evaluation takes it again for its next stage
+    assert lock.sharing == 1
+    gate.exclude()
+    assert lock.sharing == 0 and lock.exclusive_held
+    gate.free()
+    assert not lock.exclusive_held
+    gate.free()  # nothing held: nothing to give back
+    gate.release()
+    gate.share()  # released for good
+    assert lock.sharing == 0
+
+
 def test_child_sees_only_its_gpu(monkeypatch):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert physical_gpu(1) == "1"

@@ -142,8 +142,9 @@ def gpu_lock_path(index: int) -> Path:
 
 
 class DeviceGate:
-    """One evaluation's hold on a DeviceLock (or on nothing, without a GPU): shared, then exclusive,
-    then released, each step at most once; `release` is safe to call in any state and twice."""
+    """One evaluation's hold on a DeviceLock (or on nothing, without a GPU): shared or exclusive as its
+    stages need the device, free between them (`free`); `release` ends it, is safe to call in any state
+    and twice, and a released gate takes the device no more."""
 
     def __init__(self, lock: DeviceLock | None) -> None:
         self.lock = lock
@@ -166,6 +167,16 @@ class DeviceGate:
             self.token = self.lock.acquire_exclusive()
             self.state = "exclusive"
 
+    def free(self) -> None:
+        """Give back whatever is held, and stay usable: the next share or exclude takes the device again."""
+        if self.lock is None or self.state not in ("shared", "exclusive"):
+            return
+        if self.state == "shared":
+            self.lock.release_shared(self.token)
+        else:
+            self.lock.release_exclusive(self.token)
+        self.state = "free"
+
     def release(self) -> None:
         if self.lock is None:
             return
@@ -173,4 +184,4 @@ class DeviceGate:
             self.lock.release_shared(self.token)
         elif self.state == "exclusive":
             self.lock.release_exclusive(self.token)
-        self.state = "done" if self.state != "free" else "free"
+        self.state = "done"

@@ -113,12 +113,25 @@ def perturb_(model: nn.Module, scale: float, generator: torch.Generator) -> None
                 tensor.mul_(1 + scale * noise)
 
 
-def log_stages(candidate_id: str, marks: dict[str, float]) -> None:
+def log_stages(candidate_id: str, marks: dict[str, float], child: list[Any] | None = None) -> None:
     """Where an evaluation's time went (debug log): waits for the device, reference outputs, the child's
-    correctness run, judging, the wait for exclusive use and the timing run."""
+    correctness run (and within it, as the child reported them, its stages), judging, the wait for
+    exclusive use and the timing run."""
     names = list(marks)
     spans = [f"{b} {marks[b] - marks[a]:.2f}s" for a, b in zip(names, names[1:], strict=False)]
-    log.debug("%s: %s", candidate_id, ", ".join(spans))
+    inside = f" (child: {', '.join(f'{n} {s:.2f}s' for n, s in child)})" if child else ""
+    log.debug("%s: %s%s", candidate_id, ", ".join(spans), inside)
+
+
+def child_marks(raw: Any) -> list[tuple[str, float]]:
+    """The child's stage timings, for the debug log only; whatever else the child sent is dropped."""
+    if not isinstance(raw, list):
+        return []
+    return [
+        (str(m[0])[:40], float(m[1]))
+        for m in raw[:32]
+        if isinstance(m, (list, tuple)) and len(m) == 2 and isinstance(m[1], (int, float))
+    ]
 
 
 def physical_gpu(index: int) -> str:
@@ -349,22 +362,35 @@ class CandidateEvaluator:
     def run_isolated(
         self, candidate: Candidate, warnings: list[Diagnosis], started: float, alone: bool = False
     ) -> Verdict:
-        """On a GPU the device is held shared from preparing the reference outputs until the candidate's
-        correctness run is judged, then exclusively for its timing run (and, once, the reference's).
-        alone: exclusively from the start, with the whole memory cap."""
+        """On a GPU the device is held only while a stage uses it: shared to prepare the reference outputs,
+        for the candidate's correctness calls and to judge them; exclusively for its timing run (and, once,
+        the reference's); shared again to judge its calls after the timing run. Writing and reading the job
+        files and compiling the candidate (its worker compiles ahead, on meta tensors) hold nothing, so a
+        timing run waits only for device work. alone: exclusively from start to end, with the whole memory
+        cap."""
         gate = DeviceGate(self.device_lock if self.is_cuda else None)
         marks = {"start": time.monotonic()}
+
+        def hold(name: str) -> None:  # shared, unless alone (exclusive throughout)
+            if not alone:
+                gate.share()
+            marks[name] = time.monotonic()
+
+        def let_go(name: str) -> None:
+            if not alone:
+                gate.free()
+            marks[name] = time.monotonic()
+
         if alone:
             gate.exclude()
-        else:
-            gate.share()
-        marks["shared"] = time.monotonic()
+        hold("shared")
         try:
             payload, trials, refs, model, containers = self.prepare()
             marks["prepared"] = time.monotonic()
             if self.is_cuda and self.reference_timing is None:
                 self.warm_reference(trials[0], model)
                 marks["compiled reference"] = time.monotonic()
+            let_go("freed")
             jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir or job_root()))
             try:
                 (jobdir / "candidate.py").write_text(candidate.source)
@@ -385,15 +411,21 @@ class CandidateEvaluator:
                 }
                 (jobdir / "job.json").write_text(json.dumps(job))
                 judged: dict[str, Any] = {}
+                child_stages: list[Any] = []
                 compiled = None
                 after_checked, stale = False, None
 
+                def ready() -> None:
+                    marks["loaded"] = time.monotonic()
+                    hold("held")
+
                 def decide(message: dict[str, Any]) -> bool:
-                    marks["ran"] = time.monotonic()
+                    marks["written"] = time.monotonic()
+                    child_stages.extend(child_marks(message.get("stages")))
+                    hold("held again")
                     judged.update(self.judge(message, jobdir, refs, containers))
                     marks["judged"] = time.monotonic()
                     go = not judged["failures"] and self.timing_available
-                    gate.unshare()
                     if go:
                         gate.exclude()
                         marks["exclusive"] = time.monotonic()
@@ -402,11 +434,11 @@ class CandidateEvaluator:
                         with torch.cuda.device(self.device_index):
                             self.reference(trials[0], model)  # once per evaluator, alone on the device
                             ceilings(self.device_index or 0, trial_dtype(trials[0]))  # once per process
+                    else:
+                        let_go("freed again")
                     return go
 
                 def timed(message: dict[str, Any]) -> None:
-                    # the calls after the timing run, and their check, keep the device exclusive: a settle
-                    # back to shared would queue behind every timing run waiting meanwhile
                     marks["measured"] = time.monotonic()
 
                 correctness, timing_msg, outcome = run_child(
@@ -417,20 +449,23 @@ class CandidateEvaluator:
                     decide=decide,
                     pool=self.pool,
                     timed=timed,
+                    ready=ready,
+                    ran=lambda: let_go("ran"),
+                    after_ran=lambda: let_go("after ran"),
                 )
                 if timing_msg is not None and not timing_msg.get("error"):
                     after = timing_msg.get("after")
                     if after is not None and after.get("error") is None:
-                        # loaded and compared while the device is still held (no one times meanwhile)
+                        marks["after written"] = time.monotonic()
+                        hold("held after")  # loaded onto the device and compared there
                         outputs = jobfiles.load(jobdir / "outputs_after_timing.pt", self.device)
                         stale = self.check_after_timing(outputs, refs[: self.after_trials])
                     else:  # it failed, or died, when called again after the timing run
                         stale = self.child_failure(after, outcome).model_copy(update={"stage": Stage.TIMING})
                     after_checked = True
                 gate.release()
-                last = "after" if "measured" in marks else "timed" if "exclusive" in marks else "finished"
-                marks[last] = time.monotonic()
-                log_stages(candidate.id, marks)
+                marks["done"] = time.monotonic()
+                log_stages(candidate.id, marks, child_stages)
                 if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
                     assert correctness is not None
                     compiled = self.compile_statically(jobdir, correctness.get("launch_signatures", {}))

@@ -160,6 +160,16 @@ class Child:
     def restart_clock(self) -> None:
         self.started = time.monotonic()
 
+    def parent_turn(self, step: Callable[[], Any] | None) -> Any:
+        """Run the parent's step (e.g. waiting for the device); the time it takes is not the child's."""
+        if step is None:
+            return None
+        began = time.monotonic()
+        try:
+            return step()
+        finally:
+            self.started += time.monotonic() - began
+
     def read_messages(self) -> None:
         for raw in self.results:
             try:
@@ -190,12 +200,13 @@ class Child:
     def remaining(self) -> float:
         return max(0.0, self.timeout_s - (time.monotonic() - self.started))
 
-    def wait_message(self, phase: str) -> dict[str, Any] | None:
-        """The next message of `phase`, or None if the child ended, flooded or timed out first."""
+    def wait_message(self, *phases: str) -> dict[str, Any] | None:
+        """The next message of one of `phases` (or an error), or None if the child ended, flooded or timed
+        out first."""
         with self.lock:
             while True:
                 for message in self.outcome.messages:
-                    if message.get("phase") in (phase, "error"):
+                    if message.get("phase") in (*phases, "error"):
                         self.outcome.messages.remove(message)
                         return message
                 if self.proc.poll() is not None and not self.readers[0].is_alive():
@@ -282,37 +293,53 @@ def run_child(
     decide: Callable[[dict[str, Any]], bool],
     pool: WarmPool | None = None,
     timed: Callable[[dict[str, Any]], None] | None = None,
+    ready: Callable[[], None] | None = None,
+    ran: Callable[[], None] | None = None,
+    after_ran: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, ChildOutcome]:
-    """Run the worker; after its correctness message, `decide` says whether to time it; `timed` hears
-    the timing message as it arrives, while the worker goes on to its calls after the timing run
-    (whose "after" message, or None, comes back as the timing message's "after")."""
+    """Run the worker through its phases, calling the parent's step at each: `ready` when it has loaded
+    (and compiled) the candidate and waits to run it (the parent takes the device shared), `ran` when its
+    correctness calls are done (the device is free again while it writes the outputs), `decide` on its
+    correctness message (judge, and whether to time it), `timed` on its timing message, `after_ran` when
+    its calls after the timing run are done (on the host; the exclusive hold can go). The timing message
+    comes back with the "after" message, or None, as its "after". Time spent in the parent's steps does
+    not count against the candidate's timeout."""
     if pool is not None:
         child = pool.take(jobdir, timeout_s)
     else:
         child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env)
-    correctness = child.wait_message("correctness")
     timing = None
     try:
-        go = correctness is not None and correctness.get("error") is None and decide(correctness)
+        correctness = child.wait_message("ready", "correctness")
+        if correctness is not None and correctness.get("phase") == "ready":
+            child.parent_turn(ready)
+            child.say("run")
+            correctness = child.wait_message("ran", "correctness")
+            if correctness is not None and correctness.get("phase") == "ran":
+                child.parent_turn(ran)
+                correctness = child.wait_message("correctness")
+        go = (
+            correctness is not None
+            and correctness.get("error") is None
+            and child.parent_turn(lambda: decide(correctness))
+        )
+        if go:
+            child.restart_clock()  # the timing run has the candidate's whole timeout again
+        child.say("time" if go else "stop")
+        if go:
+            timing = child.wait_message("timing")
+            if timing is not None and timing.get("error") is None:
+                child.parent_turn(lambda: timed(timing) if timed is not None else None)
+                after = child.wait_message("after ran", "after")
+                if after is not None and after.get("phase") == "after ran":
+                    child.parent_turn(after_ran)
+                    after = child.wait_message("after")
+                timing = {**timing, "after": after}
     except BaseException:
         child.say("stop")
         child.kill()
         child.finish()
         raise
-    if go:
-        child.restart_clock()  # waiting for the device to time it is not the candidate's time
-    child.say("time" if go else "stop")
-    if go:
-        timing = child.wait_message("timing")
-        if timing is not None and timing.get("error") is None:
-            try:
-                if timed is not None:
-                    timed(timing)
-            except BaseException:
-                child.kill()
-                child.finish()
-                raise
-            timing = {**timing, "after": child.wait_message("after")}
     return correctness, timing, child.finish()
 
 

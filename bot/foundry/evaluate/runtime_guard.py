@@ -28,6 +28,7 @@ class LaunchRecorder:
         self.functions: dict[str, Any] = {}
         self.violations: list[str] = []  # tensor subclasses passed to kernels (their methods run unlogged)
         self.depth = 0
+        self.dry = False  # compile-ahead pass (worker.compile_ahead): launches only compile, nothing runs
         self.installed: list[tuple[type, Any]] = []
 
     def install(self) -> None:
@@ -53,6 +54,8 @@ class LaunchRecorder:
             for value in list(args) + list(kwargs.values()):
                 if isinstance(value, torch.Tensor) and type(value) not in PLAIN_TENSOR_TYPES:
                     recorder.violations.append(f"{name}: argument of type {type(value).__qualname__}")
+            if recorder.dry:
+                return original(fn_self, *args, grid=grid, warmup=True, **kwargs)
             if callable(grid):
                 grid = recorder.outside(grid)  # the grid function is the candidate's code: log its ops
             recorder.depth += 1

@@ -149,7 +149,18 @@ def fresh_copy(x: Any, torch: Any) -> Any:
 
 
 def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
+    import time
+
     import torch
+
+    clock = time.monotonic()
+    stages: list[tuple[str, float]] = []  # where the child's time went (the parent logs it at debug level)
+
+    def mark(name: str) -> None:
+        nonlocal clock
+        now = time.monotonic()
+        stages.append((name, round(now - clock, 3)))
+        clock = now
 
     device = job["device"]
     if device == "cuda" and job.get("gpu_memory_fraction"):
@@ -163,6 +174,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     recorder.install()
     # CPU tensors (mapped from /dev/shm on a GPU machine: every trial is copied to the device before use)
     data = jobfiles.load(jobdir / "job.pt", mapped=device == "cuda")
+    mark("job loaded")
     candidate_path = str(jobdir / "candidate.py")
 
     def fail(stage: str, exc: BaseException) -> None:
@@ -181,6 +193,19 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
         model = model_cls(*data["init"])
         missing = model.load_state_dict(data["state"], strict=True)
         del missing
+    except BaseException as exc:  # noqa: B036
+        return fail("load", exc)
+    mark("candidate loaded")
+    if device == "cuda":
+        # Compile before asking for the device: correctness runs share it, but a timing run waits for all
+        # of them, so the seconds a compile takes must not be spent holding it.
+        skipped = compile_ahead(model_cls, data, recorder, torch)
+        mark("compiled ahead" if skipped is None else f"not compiled ahead ({skipped})"[:40])
+    channel.send({"phase": "ready"})
+    if channel.receive() != "run":
+        return
+    clock = time.monotonic()  # the wait for the device is the parent's, not the child's
+    try:
         model = model.to(device).eval()
     except BaseException as exc:  # noqa: B036
         return fail("load", exc)
@@ -190,7 +215,9 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     state_before = {name: t.detach().clone() for name, t in state.items()}
     containers = state_containers(module, model, torch)
     containers_before = {name: fingerprint(c) for name, c in containers.items()}
+    mark("candidate built")
     trials = [data_trial(data, i, device, torch) for i in range(len(data["trials"]))]
+    mark("trials staged")
     default_trials = int(job.get("default_trials", len(trials)))
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True  # uninitialized outputs read as NaN
@@ -247,6 +274,8 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     for i in range(default_trials):
         if not guarded_call("trial", i, trials[i]):
             return
+        if i == 0:
+            mark("first call (compiles)")
     last = trials[default_trials - 1]
     if default_trials > 1:
         for dst, src in zip(last, trials[0], strict=True):
@@ -266,7 +295,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
     if default_trials > 1:  # last of all: new contents at new addresses, after every other call
         if not guarded_call("fresh", 1, [fresh_copy(x, torch) for x in data_trial(data, 1, device, torch)]):
             return
-    jobfiles.save(outputs, jobdir / "outputs.pt")
+    mark("other calls")
     spec_t = job["timing"]
     sources: list[list[Any]] = []
     rotated: list[list[Any]] = []
@@ -275,10 +304,15 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
         sources = [data_trial(data, i, device, torch) for i in range(default_trials)]
         rotated = [[fresh_copy(x, torch) for x in sources[0]] for _ in range(int(spec_t["rotate"]))]
         torch.cuda.synchronize()
+        mark("timing inputs staged")
+    channel.send({"phase": "ran"})  # done with the device until timed: writing the outputs is host work
+    jobfiles.save(outputs, jobdir / "outputs.pt")
+    mark("outputs saved")
     channel.send(
         {
             "phase": "correctness",
             "error": None,
+            "stages": stages,
             "calls": calls,
             "kernels": kernel_facts(recorder),
             "launch_signatures": {name: [list(a), k] for name, (a, k) in recorder.signatures.items()},
@@ -313,8 +347,8 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
             "kernels": kernel_facts(recorder),
         }
     )
-    # The same kernel, after all those calls, on known inputs (the parent judges these; the device is
-    # shared again by now, nobody else times)
+    # The same kernel, after all those calls, on known inputs (the parent judges these; the device is still
+    # held exclusively until "after ran", so no one else times meanwhile)
     try:
         after: list[list[Any] | None] = []
         for t, src in enumerate(sources[: int(job.get("after_trials", len(sources)))]):
@@ -326,11 +360,56 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
                 out = model(*buf)
             torch.cuda.synchronize()
             after.append(plain_outputs(out, torch))
+        channel.send({"phase": "after ran"})  # on the host now: the device is free for the next timing run
         jobfiles.save(after, jobdir / "outputs_after_timing.pt")
     except BaseException as exc:  # noqa: B036
         channel.send({"phase": "after", "error": classify(exc, candidate_path)})
         return
     channel.send({"phase": "after", "error": None})
+
+
+def compile_ahead(model_cls: Any, data: dict[str, Any], recorder: Any, torch: Any) -> str | None:
+    """Compile the candidate's kernels without touching the device: its forward on a meta-device model and
+    meta tensors (the shapes, strides and dtypes of each trial shape), with every Triton launch turned into
+    Triton's warmup (compile, no launch). The kernels the real calls then launch are already compiled when
+    they specialize alike (meta tensors' addresses are 0, as aligned as the device's). Best effort: returns
+    why it stopped, or None; whatever it did not compile, the real calls compile as before. Skipped for
+    autotuned kernels (their tuning would time warmups) and for the interpreter (nothing to compile)."""
+    import triton.runtime.autotuner as autotuner
+
+    def autotuned(value: Any) -> bool:
+        for _ in range(4):  # @triton.heuristics and @triton.autotune wrap each other's .fn
+            if isinstance(value, autotuner.Autotuner):
+                return True
+            value = getattr(value, "fn", None)
+        return False
+
+    shapes_seen: set[tuple[Any, ...]] = set()
+    recorder.dry = True
+    try:
+        module = sys.modules.get("foundry_candidate")
+        if module is None or any(autotuned(v) for v in list(vars(module).values())):
+            return "autotuned"
+        with torch.device("meta"):
+            dry = model_cls(*data["init"]).eval()
+        for inputs in data["trials"]:
+            key = tuple((tuple(x.shape), x.stride(), x.dtype) if isinstance(x, torch.Tensor) else x for x in inputs)
+            if key in shapes_seen:
+                continue
+            shapes_seen.add(key)
+            meta = [
+                torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+                if isinstance(x, torch.Tensor)
+                else x
+                for x in inputs
+            ]
+            with torch.no_grad():
+                dry(*meta)
+    except BaseException as exc:  # noqa: B036 - whatever the candidate does here is no verdict
+        return type(exc).__name__
+    finally:
+        recorder.dry = False
+    return None
 
 
 def data_trial(data: dict[str, Any], index: int, device: str, torch: Any) -> list[Any]:
@@ -451,6 +530,38 @@ def safe_int(obj: Any, attr: str) -> int | None:
     return int(value) if isinstance(value, int) else None
 
 
+def warm_up(torch: Any) -> None:
+    """A warm worker pays, before it has a job, the one-time costs a process's first calls would: loading
+    a Triton kernel and launching it, the device's allocations, copies and comparisons, and empty tensors
+    filled under deterministic mode (as the guarded calls run). Nothing here touches a candidate or its
+    data; the flags are set back."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        x = torch.randn(4096, device="cuda")
+        out = torch.empty_like(x)
+        double[(4,)](x, out, x.numel(), BLOCK=1024)
+        torch.cuda.synchronize()
+        torch.equal(out.nan_to_num(0.5), (x * 2).nan_to_num(0.5))
+        x.clone().to("cpu", copy=True)
+    except Exception:  # only a head start: the job's own calls pay whatever this did not
+        pass
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
+        torch.utils.deterministic.fill_uninitialized_memory = fill
+
+
 def main() -> None:
     channel = Channel(int(sys.argv[2]), int(sys.argv[3]))
     if sys.argv[1] == "-":
@@ -463,6 +574,7 @@ def main() -> None:
 
         if os.environ.get("FOUNDRY_WARM_DEVICE") == "cuda":
             torch.cuda.init()
+            warm_up(torch)
         line = channel.receive()
         if not line.startswith("job "):
             return
