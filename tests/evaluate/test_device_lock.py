@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from foundry.evaluate.device_lock import DeviceGate, DeviceLock, lock_dir
-from foundry.evaluate.evaluator import physical_gpu
+from foundry.evaluate.evaluator import memory_share, physical_gpu
 
 WAIT = 5.0
 
@@ -310,3 +310,20 @@ def test_lock_files_live_in_the_configured_directory(tmp_path, monkeypatch):
     assert lock_dir() == tmp_path / "locks"
     DeviceLock(lock_dir() / "gpu-x.lock")
     assert (tmp_path / "locks").is_dir()
+
+
+def test_workers_share_the_device_memory_the_evaluator_does_not_hold():
+    gib = 1024**3
+    total = 140 * gib
+    # small reference outputs: the even split of the evaluator's share
+    assert memory_share(0.85, 4, 1024, total) == pytest.approx(0.85 / 4, rel=1e-6)
+    # 2 GiB of reference outputs per candidate in flight, 8 in flight: 16 GiB less for the workers
+    assert memory_share(0.85, 8, 2 * gib, total) * total == pytest.approx((0.85 * total - 16 * gib) / 8)
+    # outputs too large to leave the workers much: a quarter of the even split (a worker that needs more runs
+    # out of memory, and its candidate is evaluated again alone)
+    assert memory_share(0.85, 8, 20 * gib, total) == pytest.approx(0.85 / 8 / 4)
+    # the caps of the workers and what the evaluator holds fit in its share whenever the floor is not reached
+    for held in (0, gib, 4 * gib, 10 * gib):
+        share = memory_share(0.85, 8, held, total)
+        if share > 0.85 / 32:
+            assert 8 * (share * total + held) <= 0.85 * total + 1

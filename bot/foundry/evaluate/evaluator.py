@@ -123,6 +123,16 @@ def log_stages(candidate_id: str, marks: dict[str, float], child: list[Any] | No
     log.debug("%s: %s%s", candidate_id, ", ".join(spans), inside)
 
 
+def memory_share(fraction: float, concurrency: int, held_bytes: int, total_bytes: int) -> float:
+    """A worker's cap when `concurrency` candidates are in flight: the evaluator's `fraction` of the device,
+    less what this process holds for each candidate meanwhile (its reference outputs, `held_bytes` for one),
+    split among them. Not below a quarter of the even split: a worker that needs more runs out of memory,
+    and a candidate that ran out of memory beside others is evaluated again alone, with all of `fraction`."""
+    even = fraction / concurrency
+    share = (fraction - concurrency * held_bytes / total_bytes) / concurrency
+    return max(min(share, even), even / 4)
+
+
 def child_marks(raw: Any) -> list[tuple[str, float]]:
     """The child's stage timings, for the debug log only; whatever else the child sent is dropped."""
     if not isinstance(raw, list):
@@ -320,6 +330,14 @@ class CandidateEvaluator:
                 self.probe_weak = result.weak
         return payload, trials, refs, model, containers
 
+    def child_memory_fraction(self, refs: list[list[torch.Tensor]], alone: bool) -> float:
+        """The device-memory cap of this candidate's worker (a fraction of the GPU's memory)."""
+        if alone or not self.is_cuda:
+            return self.config.gpu_memory_fraction
+        total = torch.cuda.get_device_properties(self.device_index or 0).total_memory
+        held = sum(t.numel() * t.element_size() for r in refs for t in r)
+        return memory_share(self.config.gpu_memory_fraction, self.concurrency, held, total)
+
     def generated(self, make: Callable[[], Any]) -> Any:
         """The operator's inputs. On a GPU its factories run on the device (a torch.device context), where
         full-size random inputs take milliseconds instead of seconds on the host; an operator whose input
@@ -386,9 +404,13 @@ class CandidateEvaluator:
         hold("shared")
         try:
             payload, trials, refs, model, containers = self.prepare()
+            # From here on the device keeps only the reference outputs: the trial inputs are in the payload
+            # (on the host), and trial 0 times the reference from there, once per evaluator.
+            first = payload["trials"][0]
+            del trials
             marks["prepared"] = time.monotonic()
             if self.is_cuda and self.reference_timing is None:
-                self.warm_reference(trials[0], model)
+                self.warm_reference(first, model)
                 marks["compiled reference"] = time.monotonic()
             let_go("freed")
             jobdir = Path(tempfile.mkdtemp(prefix="foundry-job-", dir=self.config.workdir or job_root()))
@@ -399,7 +421,7 @@ class CandidateEvaluator:
                 job = {
                     "device": "cuda" if self.is_cuda else "cpu",
                     "default_trials": self.trials,
-                    "gpu_memory_fraction": self.config.gpu_memory_fraction / (1 if alone else self.concurrency),
+                    "gpu_memory_fraction": self.child_memory_fraction(refs, alone),
                     "static_compile": self.config.static_compile,
                     "tf32": self.tf32,
                     "after_trials": self.after_trials,
@@ -432,8 +454,8 @@ class CandidateEvaluator:
                         from foundry.evaluate.roofline import ceilings
 
                         with torch.cuda.device(self.device_index):
-                            self.reference(trials[0], model)  # once per evaluator, alone on the device
-                            ceilings(self.device_index or 0, trial_dtype(trials[0]))  # once per process
+                            self.reference(first, model)  # once per evaluator, alone on the device
+                            ceilings(self.device_index or 0, trial_dtype(first))  # once per process
                     else:
                         let_go("freed again")
                     return go
@@ -507,7 +529,7 @@ class CandidateEvaluator:
             if stale is not None:
                 return conclude([stale])
             checks = checks + ["outputs still correct after the timing run"]
-        timing, timing_failure, facts = self.timing(timing_msg, outcome, trials, model, facts)
+        timing, timing_failure, facts = self.timing(timing_msg, outcome, [first], model, facts)
         if timing_failure is not None:
             return conclude([timing_failure])
         return conclude([], timing)
