@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from foundry.evaluate.device_lock import DeviceGate, DeviceLock, lock_dir
-from foundry.evaluate.evaluator import memory_share, physical_gpu
+from foundry.core.records import Diagnosis, FailureKind, Stage
+from foundry.evaluate.device_lock import Admission, DeviceGate, DeviceLock, lock_dir
+from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig, memory_share, physical_gpu
+from foundry.spec.loader import load_operator
 
 WAIT = 5.0
 
@@ -148,62 +150,6 @@ def test_child_sees_only_its_gpu(monkeypatch):
     assert physical_gpu(1) == "6"
 
 
-def oom_then_verified(calls: list[bool]):
-    from foundry.core.records import Diagnosis, FailureKind, Stage, Verdict
-
-    def run_isolated(candidate, warnings, started, alone=False):
-        calls.append(alone)
-        diagnoses = () if len(calls) > 1 else (Diagnosis(stage=Stage.RUN, kind=FailureKind.OOM, message="oom"),)
-        return Verdict(
-            candidate_id=candidate.id, verified=not diagnoses, policy="strict", device="cpu", diagnoses=diagnoses
-        )
-
-    return run_isolated
-
-
-def test_out_of_memory_beside_others_is_evaluated_again_alone(monkeypatch):
-    from foundry.core.records import Candidate
-    from foundry.evaluate.evaluator import CandidateEvaluator
-    from foundry.spec.loader import load_operator
-
-    operator = load_operator(str(Path(__file__).resolve().parents[1] / "cheats" / "operators" / "softmax_rows.py"))
-    source = (Path(__file__).resolve().parents[1] / "cheats" / "honest" / "softmax.py").read_text()
-    evaluator = CandidateEvaluator(operator, device="cpu")
-    calls: list[bool] = []
-    monkeypatch.setattr(evaluator, "run_isolated", oom_then_verified(calls))
-    evaluator.concurrency = 3  # as on a GPU that takes three candidates at once
-    assert evaluator.evaluate(Candidate(id="big", source=source)).verified
-    assert calls == [False, True]
-
-    calls.clear()
-    evaluator.concurrency = 1  # alone already: the out-of-memory verdict stands
-    verdict = evaluator.evaluate(Candidate(id="big", source=source))
-    assert not verdict.verified and calls == [False]
-
-
-def test_the_evaluator_running_out_of_device_memory_evaluates_the_candidate_again_alone(monkeypatch):
-    import torch
-    from foundry.core.records import Candidate, Verdict
-    from foundry.evaluate.evaluator import CandidateEvaluator
-    from foundry.spec.loader import load_operator
-
-    operator = load_operator(str(Path(__file__).resolve().parents[1] / "cheats" / "operators" / "softmax_rows.py"))
-    evaluator = CandidateEvaluator(operator, device="cpu")
-    calls: list[bool] = []
-
-    def run_isolated(candidate, warnings, started, alone=False):
-        calls.append(alone)
-        if not alone:  # this process's own reference outputs did not fit beside the others
-            raise torch.cuda.OutOfMemoryError("CUDA out of memory")
-        return Verdict(candidate_id=candidate.id, verified=True, policy="strict", device="cpu")
-
-    monkeypatch.setattr(evaluator, "run_isolated", run_isolated)
-    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
-    source = (Path(__file__).resolve().parents[1] / "cheats" / "honest" / "softmax.py").read_text()
-    assert evaluator.evaluate(Candidate(id="big", source=source)).verified
-    assert calls == [False, True]
-
-
 # -- between processes: the lock files of one GPU ------------------------------------------------------
 
 HOLDER = """
@@ -327,3 +273,78 @@ def test_workers_share_the_device_memory_the_evaluator_does_not_hold():
         share = memory_share(0.85, 8, held, total)
         if share > 0.85 / 32:
             assert 8 * (share * total + held) <= 0.85 * total + 1
+
+
+def test_admission_keeps_at_most_its_limit_in_flight_and_shrinks_to_one():
+    admission = Admission(2)
+    active, peak, lock = [0], [0], threading.Lock()
+    release = threading.Event()
+
+    def run():
+        with admission.slot():
+            with lock:
+                active[0] += 1
+                peak[0] = max(peak[0], active[0])
+            release.wait(5)
+            with lock:
+                active[0] -= 1
+
+    threads = [threading.Thread(target=run) for _ in range(5)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    assert active[0] == 2  # the other three wait for a slot
+    release.set()
+    for t in threads:
+        t.join(5)
+    assert peak[0] == 2 and admission.active == 0
+    admission.shrink()
+    admission.shrink()
+    assert admission.limit == 1  # never below one
+
+
+def oom(evaluator, candidate, started):
+    diag = Diagnosis(stage=Stage.RUN, kind=FailureKind.OOM, rule="signal", message="died of SIGKILL")
+    return evaluator.verdict(candidate, [diag], [], started)
+
+
+@pytest.mark.parametrize(
+    ("workers", "shared_run", "alone_run", "limit_after"),
+    [
+        (3, "evaluator_oom", "verified", 2),  # the evaluator itself ran out beside others: one fewer from now on
+        (3, "worker_oom", "verified", 2),  # the worker fits alone: its share was too small
+        (3, "worker_oom", "worker_oom", 3),  # it runs out alone too: the candidate's doing, not the sharing's
+        (3, "verified", None, 3),
+        (1, "worker_oom", None, 1),  # alone already: the out-of-memory verdict stands
+    ],
+)
+def test_running_out_of_memory_beside_others_is_evaluated_again_alone_and_lowers_the_candidates_in_flight(
+    monkeypatch, workers, shared_run, alone_run, limit_after
+):
+    """Each candidate that ran out of device memory beside others is evaluated again alone before its verdict
+    stands; where it fits alone, the evaluator takes one candidate fewer at once from then on."""
+    import torch
+    from foundry.core.records import Candidate
+
+    operator = load_operator(str(Path(__file__).resolve().parents[1] / "cheats" / "operators" / "softmax_rows.py"))
+    # the stages are replaced below: the static guard would stop this source before them
+    evaluator = CandidateEvaluator(operator, config=EvaluatorConfig(static_guard=False), device="cpu")
+    evaluator.concurrency = workers  # as on a GPU with that many workers
+    evaluator.admission = Admission(workers)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    runs = []
+
+    def run_isolated(candidate, warnings, started, alone=False):
+        what = alone_run if alone else shared_run
+        runs.append(("alone" if alone else "shared", what))
+        if what == "evaluator_oom":
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+        if what == "worker_oom":
+            return oom(evaluator, candidate, started)
+        return evaluator.verdict(candidate, [], [], started)
+
+    evaluator.run_isolated = run_isolated  # type: ignore[method-assign]
+    verdict = evaluator.evaluate(Candidate(id="c1", source="class ModelNew: ...\n"))
+    assert evaluator.admission.limit == limit_after
+    assert [r[0] for r in runs] == (["shared", "alone"] if alone_run else ["shared"])
+    assert verdict.verified == ((alone_run or shared_run) == "verified")

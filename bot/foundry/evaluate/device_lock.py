@@ -15,12 +15,15 @@ threads of one process are separate holders too; the kernel drops them if the pr
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 Token = tuple[int, ...]  # the descriptors of one hold on the lock files (empty without files)
 
@@ -185,3 +188,33 @@ class DeviceGate:
         elif self.state == "exclusive":
             self.lock.release_exclusive(self.token)
         self.state = "done"
+
+
+class Admission:
+    """How many of one evaluator's candidates are in flight on its GPU at once: at most `limit`, which drops by
+    one (never below one) each time a candidate ran out of device memory beside others, so that a search with
+    more workers than the device holds settles at what it holds instead of evaluating every candidate alone."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self.active = 0
+        self.cond = threading.Condition()
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        with self.cond:
+            while self.active >= self.limit:
+                self.cond.wait()
+            self.active += 1
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.active -= 1
+                self.cond.notify_all()
+
+    def shrink(self) -> None:
+        with self.cond:
+            if self.limit > 1:
+                self.limit -= 1
+                log.info("out of device memory beside others: %d candidates in flight from now on", self.limit)

@@ -28,7 +28,7 @@ from torch import nn
 from foundry.core.records import Candidate, Diagnosis, FailureKind, KernelFacts, Stage, Timing, Verdict
 from foundry.evaluate import jobfiles
 from foundry.evaluate.correctness import Tolerance, compare, probe
-from foundry.evaluate.device_lock import DeviceGate, DeviceLock, gpu_lock_path
+from foundry.evaluate.device_lock import Admission, DeviceGate, DeviceLock, gpu_lock_path
 from foundry.evaluate.isolation import (
     ChildOutcome,
     WarmPool,
@@ -200,6 +200,7 @@ class CandidateEvaluator:
         self.trials = self.config.trials or self.rules.tolerance.trials
         self.timeout_s = self.config.timeout_s or (600.0 if self.device == "cpu" else 180.0)
         self.concurrency = max(1, self.config.gpu_concurrency) if self.is_cuda else 1
+        self.admission = Admission(self.concurrency)  # fewer in flight after running out of memory beside others
         # correctness runs share the GPU, a timing run has it alone (also against other processes)
         self.device_lock = DeviceLock(gpu_lock_path(self.device_index or 0) if self.is_cuda else None)
         self.reference_lock = threading.Lock()
@@ -271,21 +272,26 @@ class CandidateEvaluator:
         errors, warnings = self.guard.check(candidate.source) if self.config.static_guard else ([], [])
         if errors:
             return self.verdict(candidate, errors, warnings, started)
-        try:
-            verdict = self.run_isolated(candidate, warnings, started)
-        except torch.cuda.OutOfMemoryError:
-            # this process ran out of device memory preparing or judging, beside other candidates (or other
-            # processes): no verdict on the candidate; once more with the device to itself
-            log.info("out of device memory evaluating %s beside others; evaluating it alone", candidate.id)
-            torch.cuda.empty_cache()
-            return self.run_isolated(candidate, warnings, time.monotonic(), alone=True)
-        failure = verdict.failure
-        if failure is not None and failure.kind is FailureKind.OOM and self.concurrency > 1:
-            # It ran out of memory while sharing the GPU (and with a share of its memory cap): that is
-            # no verdict on the candidate until it has had the device to itself.
-            log.info("%s ran out of memory beside other candidates; evaluating it alone", candidate.id)
-            verdict = self.run_isolated(candidate, warnings, time.monotonic(), alone=True)
-        return verdict
+        with self.admission.slot():
+            try:
+                verdict = self.run_isolated(candidate, warnings, started)
+            except torch.cuda.OutOfMemoryError:
+                # this process ran out of device memory preparing or judging, beside other candidates (or other
+                # processes): no verdict on the candidate; once more with the device to itself
+                log.info("out of device memory evaluating %s beside others; evaluating it alone", candidate.id)
+                self.admission.shrink()
+                torch.cuda.empty_cache()
+                return self.run_isolated(candidate, warnings, time.monotonic(), alone=True)
+            failure = verdict.failure
+            if failure is not None and failure.kind is FailureKind.OOM and self.concurrency > 1:
+                # It ran out of memory while sharing the GPU (and with a share of its memory cap): that is
+                # no verdict on the candidate until it has had the device to itself.
+                log.info("%s ran out of memory beside other candidates; evaluating it alone", candidate.id)
+                verdict = self.run_isolated(candidate, warnings, time.monotonic(), alone=True)
+                alone_failure = verdict.failure
+                if alone_failure is None or alone_failure.kind is not FailureKind.OOM:
+                    self.admission.shrink()  # it fits alone: the share was too small, not the candidate wrong
+            return verdict
 
     # -- stages -----------------------------------------------------------------------------------
 
@@ -336,7 +342,7 @@ class CandidateEvaluator:
             return self.config.gpu_memory_fraction
         total = torch.cuda.get_device_properties(self.device_index or 0).total_memory
         held = sum(t.numel() * t.element_size() for r in refs for t in r)
-        return memory_share(self.config.gpu_memory_fraction, self.concurrency, held, total)
+        return memory_share(self.config.gpu_memory_fraction, self.admission.limit, held, total)
 
     def generated(self, make: Callable[[], Any]) -> Any:
         """The operator's inputs. On a GPU its factories run on the device (a torch.device context), where
