@@ -50,12 +50,12 @@ class LaunchRecorder:
         recorder = self
 
         def run(fn_self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+            if recorder.dry:
+                return original(fn_self, *args, grid=grid, warmup=True, **kwargs)
             name = getattr(fn_self, "__name__", None) or getattr(getattr(fn_self, "fn", None), "__name__", "kernel")
             for value in list(args) + list(kwargs.values()):
                 if isinstance(value, torch.Tensor) and type(value) not in PLAIN_TENSOR_TYPES:
                     recorder.violations.append(f"{name}: argument of type {type(value).__qualname__}")
-            if recorder.dry:
-                return original(fn_self, *args, grid=grid, warmup=True, **kwargs)
             if callable(grid):
                 grid = recorder.outside(grid)  # the grid function is the candidate's code: log its ops
             recorder.depth += 1
