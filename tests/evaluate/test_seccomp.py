@@ -1,6 +1,7 @@
 """The seccomp filter of candidate processes, on this machine's kernel: a child under it may signal itself
 and its own threads, start programs, and nothing else is changed; signals to any other process (the parent,
-the whole user with kill(-1), its own children), ptrace and process_vm_writev fail with EPERM. Only
+the whole user with kill(-1), its own children), ptrace, process_vm_writev and leaving its session or process
+group fail with EPERM, and nothing a candidate started outlives its evaluation. Only
 signal 0 (an existence check, harmless if the filter were missing) is sent to other processes."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 from foundry.evaluate import seccomp
@@ -31,6 +33,8 @@ attempt("signal own thread", lambda: signal.pthread_kill(threading.get_ident(), 
 attempt("run a program", lambda: subprocess.run(["true"], check=True))
 sleeper = subprocess.Popen(["sleep", "3"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 attempt("kill own child", lambda: os.kill(sleeper.pid, 0))
+attempt("start a new session", lambda: subprocess.run(["true"], start_new_session=True, check=True))
+attempt("start a new process group", lambda: subprocess.run(["true"], process_group=0, check=True))
 if sys.argv[1:] == ["filtered"]:  # unfiltered, PTRACE_ATTACH would stop the parent for real
     libc = ctypes.CDLL(None, use_errno=True)
     nr = {"x86_64": (101, 311), "aarch64": (117, 271)}[os.uname().machine]
@@ -64,6 +68,8 @@ def test_a_filtered_child_signals_only_itself():
         "signal own thread": "ok",
         "run a program": "ok",
         "kill own child": "PermissionError",
+        "start a new session": "PermissionError",
+        "start a new process group": "PermissionError",
         "ptrace parent": "Operation not permitted",
         "write parent memory": "Operation not permitted",
     }
@@ -75,6 +81,7 @@ def test_the_same_child_unfiltered_may_signal_others():
     proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=120)
     out = json.loads(proc.stdout)
     assert out["kill parent"] == out["kill own group"] == out["kill own child"] == "ok"
+    assert out["start a new session"] == out["start a new process group"] == "ok"
 
 
 @pytest.mark.parametrize("arch", sorted(seccomp.SYSCALLS))
@@ -101,3 +108,54 @@ def test_a_kernel_that_refuses_the_filter_leaves_candidates_running_with_a_warni
         assert "no seccomp filter (the kernel refused it" in caplog.text
     finally:
         isolation.signal_filter.cache_clear()
+
+
+LEFTOVER = """
+import os, subprocess, sys, time
+# a process meant to outlive the evaluation: it tries a session of its own, records how that went, then waits
+_code = (
+    "import os, sys, time\\n"
+    "try:\\n    os.setsid()\\n    how = 'own session'\\n"
+    "except OSError as exc:\\n    how = type(exc).__name__\\n"
+    "open(sys.argv[1], 'w').write(f'{os.getpid()} {how}')\\n"
+    "time.sleep(300)\\n"
+)
+subprocess.Popen([sys.executable, "-c", _code, MARKER], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for _ in range(600):
+    if os.path.exists(MARKER) and open(MARKER).read():
+        break
+    time.sleep(0.05)
+"""
+
+
+def running(pid: int) -> bool:
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"  # a zombie is dead, waiting for a reaper
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_nothing_a_candidate_started_outlives_its_evaluation(tmp_path):
+    from pathlib import Path
+
+    from foundry.core.records import Candidate
+    from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+    from foundry.spec.loader import load_operator
+
+    cheats = Path(__file__).resolve().parents[1] / "cheats"
+    marker = tmp_path / "leftover.txt"
+    source = f"MARKER = {str(marker)!r}\n" + LEFTOVER + (cheats / "honest" / "softmax.py").read_text()
+    operator = load_operator(str(cheats / "operators" / "softmax_rows.py"))
+    # the static guard would refuse this source (subprocess): switched off to reach the isolation layer
+    evaluator = CandidateEvaluator(operator, config=EvaluatorConfig(trials=2, static_guard=False), device="cpu")
+    verdict = evaluator.evaluate(Candidate(id="leftover", source=source))
+    assert verdict.verified, verdict.failure
+    pid, how = marker.read_text().split()
+    assert how == "PermissionError"  # no session of its own
+    for _ in range(100):  # the group was killed when the candidate ended; give the kernel a moment
+        if not running(int(pid)):
+            break
+        time.sleep(0.05)
+    assert not running(int(pid))

@@ -226,13 +226,28 @@ class Child:
         except (BrokenPipeError, OSError):
             pass
 
+    def exited(self, timeout: float) -> bool:
+        """Wait up to `timeout` for the child to exit, without reaping it (its pid, which is its process group's
+        id, stays reserved until then). False on timeout."""
+        deadline = time.monotonic() + timeout
+        while self.proc.returncode is None:
+            try:
+                if os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    return True
+            except ChildProcessError:  # reaped meanwhile
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def finish(self) -> ChildOutcome:
-        try:
-            self.proc.wait(timeout=max(self.remaining(), 1.0))
-        except subprocess.TimeoutExpired:
+        if not self.exited(max(self.remaining(), 1.0)):
             self.outcome.timed_out = True
-            self.kill()
-            self.proc.wait()
+        # Whatever the candidate started ends with it: the seccomp filter keeps its processes in the child's
+        # process group (no setsid, no setpgid), killed here before the child is reaped.
+        self.kill()
+        self.proc.wait()
         for reader in self.readers:
             reader.join(timeout=5)
         self.control.close()

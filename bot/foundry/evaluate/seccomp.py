@@ -1,13 +1,17 @@
-"""A seccomp filter for candidate processes: they may signal only themselves, and may not trace or read or
-write other processes' memory. Without it a candidate that got past the static guard could kill the
-evaluator that judges it (os.kill(os.getppid(), 9)), every process of the user (kill(-1, 9)), or patch
-the evaluator's memory through ptrace or process_vm_writev: all run as the same user.
+"""A seccomp filter for candidate processes: they may signal only themselves, may not trace or read or
+write other processes' memory, and may not leave their session or process group. Without it a candidate
+that got past the static guard could kill the evaluator that judges it (os.kill(os.getppid(), 9)), every
+process of the user (kill(-1, 9)), or patch the evaluator's memory through ptrace or process_vm_writev: all
+run as the same user. Without the last, it could start a process in a session of its own that outlives its
+evaluation (the evaluator kills the candidate's process group when the candidate ends) and later rewrite
+what the run writes after it (kernel.py, report.json) or disturb another candidate's timing run.
 
 Denied calls fail with EPERM (the candidate sees PermissionError); nothing else changes. Blocked:
 kill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo to any process but the candidate's own (its threads
 included), tkill and pidfd_send_signal (glibc and CPython signal their own threads through tgkill), ptrace,
-process_vm_readv and process_vm_writev. The filter is inherited by everything the candidate starts; those
-processes may signal only the candidate (its pid is written into the program when the filter is installed).
+process_vm_readv, process_vm_writev, setsid and setpgid (the session the evaluator starts the candidate in is
+made before the filter is installed). The filter is inherited by everything the candidate starts; those processes
+may signal only the candidate (its pid is written into the program when the filter is installed).
 
 Linux on x86-64 and aarch64 (other systems: `available()` is False and the evaluator says so). Build the
 program in the parent with `Filter()` and call `install()` in the child between fork and exec (the
@@ -36,6 +40,8 @@ SYSCALLS = {
         "ptrace": 101,
         "process_vm_readv": 310,
         "process_vm_writev": 311,
+        "setsid": 112,
+        "setpgid": 109,
     },
     "aarch64": {
         "kill": 129,
@@ -47,10 +53,12 @@ SYSCALLS = {
         "ptrace": 117,
         "process_vm_readv": 270,
         "process_vm_writev": 271,
+        "setsid": 157,
+        "setpgid": 154,
     },
 }
 SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target process
-DENIED = ("tkill", "pidfd_send_signal", "ptrace", "process_vm_readv", "process_vm_writev")
+DENIED = ("tkill", "pidfd_send_signal", "ptrace", "process_vm_readv", "process_vm_writev", "setsid", "setpgid")
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
