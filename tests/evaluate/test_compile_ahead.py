@@ -150,3 +150,23 @@ def test_a_worker_goes_ready_run_ran_then_reports(monkeypatch):
     verdict = evaluator.evaluate(candidate((HONEST / "softmax.py").read_text(), "honest-softmax"))
     assert verdict.verified, verdict.failure
     assert steps == ["ready", "ran", "decide"]
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_candidate_file_replaced_before_its_worker_reads_it_is_refused(monkeypatch, warm):
+    """Another candidate runs as the same user and could put its own code in this one's job directory before
+    the worker reads it; the worker checks the file against the digest it was handed and refuses."""
+    real = evaluator_module.run_child
+    honest = (HONEST / "softmax.py").read_text()
+
+    def replaced(jobdir, **kwargs):
+        (jobdir / "candidate.py").write_text(honest.replace("class ModelNew", "# swapped\nclass ModelNew"))
+        return real(jobdir, **kwargs)
+
+    monkeypatch.setattr(evaluator_module, "run_child", replaced)
+    operator = load_operator(str(OPERATORS / "softmax_rows.py"))
+    config = EvaluatorConfig(trials=2, warm_pool=warm)
+    with CandidateEvaluator(operator, config=config, device="cpu") as evaluator:
+        verdict = evaluator.evaluate(candidate(honest, "honest-softmax"))
+    assert not verdict.verified
+    assert verdict.failure.rule == "job_changed" and "changed after the evaluator wrote them" in verdict.failure.message

@@ -30,3 +30,29 @@ def test_a_copied_load_does_not_follow_later_writes_to_the_file(tmp_path):
     copied = jobfiles.load(path)
     jobfiles.save([torch.ones(1000)], path)
     assert float(copied[0].sum()) == 0.0
+
+
+def test_job_text_files_are_checked_once_and_used_from_memory(tmp_path):
+    import inspect
+    import sys
+
+    import pytest
+
+    source = "def twice(x):\n    return 2 * x\n"
+    (tmp_path / "candidate.py").write_text(source)
+    (tmp_path / "job.json").write_text('{"device": "cpu"}')
+    expected = jobfiles.digest(source.encode(), b'{"device": "cpu"}')
+    blobs = jobfiles.read_checked(tmp_path, ("candidate.py", "job.json"), expected)
+    assert blobs == [source.encode(), b'{"device": "cpu"}']
+    path = str(tmp_path / "candidate.py")
+    try:
+        module = jobfiles.load_candidate(blobs[0].decode(), path, name="foundry_candidate_test")
+        # another process writes there afterwards: the source Triton would read is still the checked one
+        (tmp_path / "candidate.py").write_text("def twice(x):\n    return 3 * x\n")
+        assert module.twice(4) == 8
+        assert inspect.getsource(module.twice) == source
+    finally:
+        sys.modules.pop("foundry_candidate_test", None)
+    with pytest.raises(jobfiles.JobChanged):  # the file no longer matches the digest
+        jobfiles.read_checked(tmp_path, ("candidate.py", "job.json"), expected)
+    assert jobfiles.digest(b"ab", b"c") != jobfiles.digest(b"a", b"bc")  # lengths are part of it

@@ -437,7 +437,9 @@ class CandidateEvaluator:
                         "rotate": self.config.timing_rotate,
                     },
                 }
-                (jobdir / "job.json").write_text(json.dumps(job))
+                settings = json.dumps(job)
+                (jobdir / "job.json").write_text(settings)
+                digest = jobfiles.digest(candidate.source.encode(), settings.encode())
                 judged: dict[str, Any] = {}
                 child_stages: list[Any] = []
                 compiled = None
@@ -480,6 +482,7 @@ class CandidateEvaluator:
                     ready=ready,
                     ran=lambda: let_go("ran"),
                     after_ran=lambda: let_go("after ran"),
+                    digest=digest,
                 )
                 if timing_msg is not None and not timing_msg.get("error"):
                     after = timing_msg.get("after")
@@ -496,7 +499,9 @@ class CandidateEvaluator:
                 log_stages(candidate.id, marks, child_stages)
                 if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
                     assert correctness is not None
-                    compiled = self.compile_statically(jobdir, correctness.get("launch_signatures", {}))
+                    compiled = self.compile_statically(
+                        jobdir, candidate.source, correctness.get("launch_signatures", {})
+                    )
             finally:
                 if not self.config.keep_jobs:
                     shutil.rmtree(jobdir, ignore_errors=True)
@@ -797,13 +802,15 @@ class CandidateEvaluator:
         )
 
     def compile_statically(
-        self, jobdir: Path, signatures: dict[str, Any]
+        self, jobdir: Path, source: str, signatures: dict[str, Any]
     ) -> tuple[list[KernelFacts], Diagnosis | None, list[Diagnosis]]:
         """Compile the launched kernels for sm_90 in another isolated child (no interpreter there)."""
         from foundry.evaluate.isolation import Child
         from foundry.evaluate.static_compile import MAX_SHARED_BYTES
 
-        (jobdir / "signatures.json").write_text(json.dumps(signatures))
+        raw = json.dumps(signatures)
+        (jobdir / "signatures.json").write_text(raw)
+        (jobdir / "candidate.py").write_text(source)  # again: the candidate's own run could have changed it
         env = {k: v for k, v in self.env.items() if k != "TRITON_INTERPRET"}
         child = Child(
             jobdir,
@@ -811,6 +818,7 @@ class CandidateEvaluator:
             memory_mb=self.config.memory_mb,
             env=env,
             module="foundry.evaluate.static_compile",
+            digest=jobfiles.digest(source.encode(), raw.encode()),
         )
         message = child.wait_message("compile")
         outcome = child.finish()

@@ -103,8 +103,10 @@ class Child:
         env: dict[str, str],
         module: str = "foundry.evaluate.worker",
         cwd: Path | None = None,
+        digest: str = "",
     ) -> None:
-        """jobdir None starts a warm child that waits for `start(jobdir)`."""
+        """jobdir None starts a warm child that waits for `start(jobdir, …)`. digest: of the job's text files
+        (jobfiles.digest), which the child checks before it reads them."""
         self.jobdir = jobdir
         self.timeout_s = timeout_s
         result_r, result_w = os.pipe()
@@ -122,7 +124,8 @@ class Child:
                 sandbox.install()  # last: raises (and the child never runs) if the kernel refuses
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)],
+            [sys.executable, "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)]
+            + ([digest] if digest else []),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -150,12 +153,12 @@ class Child:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def start(self, jobdir: Path, timeout_s: float) -> None:
+    def start(self, jobdir: Path, timeout_s: float, digest: str = "") -> None:
         """Hand a warm child its job; the timeout counts from now."""
         self.jobdir = jobdir
         self.timeout_s = timeout_s
         self.started = time.monotonic()
-        self.say(f"job {jobdir}")
+        self.say(f"job {jobdir} {digest or '-'}")
 
     def restart_clock(self) -> None:
         self.started = time.monotonic()
@@ -275,7 +278,7 @@ class WarmPool:
     def spawn(self) -> Child:
         return Child(None, timeout_s=0, memory_mb=self.memory_mb, env=self.env, cwd=self.cwd)
 
-    def take(self, jobdir: Path, timeout_s: float) -> Child:
+    def take(self, jobdir: Path, timeout_s: float, digest: str = "") -> Child:
         with self.lock:
             child = None
             while self.ready and child is None:
@@ -285,7 +288,7 @@ class WarmPool:
                     child = None
             if child is None:
                 child = self.spawn()
-            child.start(jobdir, timeout_s)
+            child.start(jobdir, timeout_s, digest)
             while not self.closed and len(self.ready) < self.size:
                 self.ready.append(self.spawn())
             return child
@@ -311,6 +314,7 @@ def run_child(
     ready: Callable[[], None] | None = None,
     ran: Callable[[], None] | None = None,
     after_ran: Callable[[], None] | None = None,
+    digest: str = "",
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, ChildOutcome]:
     """Run the worker through its phases, calling the parent's step at each: `ready` when it has loaded
     (and compiled) the candidate and waits to run it (the parent takes the device shared), `ran` when its
@@ -320,9 +324,9 @@ def run_child(
     comes back with the "after" message, or None, as its "after". Time spent in the parent's steps does
     not count against the candidate's timeout."""
     if pool is not None:
-        child = pool.take(jobdir, timeout_s)
+        child = pool.take(jobdir, timeout_s, digest)
     else:
-        child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env)
+        child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env, digest=digest)
     timing = None
     try:
         correctness = child.wait_message("ready", "correctness")

@@ -5,10 +5,19 @@ torch (the worker uses it before any candidate code runs).
 Writes skip the zip CRC (torch's default computes one, which made writing ~5x slower, measured on a 1 GB
 job); reads that go to a GPU map the file instead of copying it (the file sits in /dev/shm, so a mapped
 load is a view of memory that is already there) and copy once, onto the device. Reads that stay on the
-CPU copy as before, so no tensor the evaluator judges can change under it through the file."""
+CPU copy as before, so no tensor the evaluator judges can change under it through the file.
+
+The job's text files (the candidate's source, the job's settings) are checked against a digest the parent
+hands the worker over its command line or pipe, then used from memory: another candidate, running as the same
+user, could otherwise put its own code in this one's job directory before the worker reads it, and have it
+verified under this candidate's name."""
 
 from __future__ import annotations
 
+import hashlib
+import linecache
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +41,35 @@ def load(path: Path, device: str = "cpu", *, mapped: bool | None = None) -> Any:
     if mapped is None:
         mapped = device.startswith("cuda")
     return torch.load(path, weights_only=True, mmap=mapped, map_location=device)
+
+
+class JobChanged(Exception):
+    """A job file is not what the parent wrote."""
+
+
+def digest(*blobs: bytes) -> str:
+    h = hashlib.sha256()
+    for blob in blobs:
+        h.update(len(blob).to_bytes(8, "little"))
+        h.update(blob)
+    return h.hexdigest()
+
+
+def read_checked(jobdir: Path, names: tuple[str, ...], expected: str) -> list[bytes]:
+    """The files' bytes, read once; JobChanged unless they match `expected` (no check when it is empty)."""
+    blobs = [(jobdir / name).read_bytes() for name in names]
+    if expected and digest(*blobs) != expected:
+        raise JobChanged(f"{', '.join(names)} in {jobdir.name} changed after the evaluator wrote them")
+    return blobs
+
+
+def load_candidate(source: str, path: str, name: str = "foundry_candidate") -> types.ModuleType:
+    """The candidate's module from its checked source (not from the file again): its lines are seeded into
+    linecache, where Triton's @jit and tracebacks read a function's source, with no mtime so that no later
+    check goes back to the file."""
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the untrusted code, in its child
+    return module

@@ -10,7 +10,6 @@ Imports only stdlib and triton (and torch through the candidate)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -19,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from foundry.evaluate import jobfiles
 
 TARGET = ("cuda", 90, 32)  # sm_90 (H100/H200), warp size 32
 MAX_SHARED_BYTES = 232448  # per block on sm_90
@@ -112,12 +113,16 @@ def resource_usage(cubin: bytes | None) -> dict[str, int]:
 def main() -> None:
     jobdir = Path(sys.argv[1])
     out = os.fdopen(int(sys.argv[2]), "wb", buffering=0)
-    signatures = json.loads((jobdir / "signatures.json").read_text())
+    expected = sys.argv[4] if len(sys.argv) > 4 else ""
+    try:
+        source, raw = jobfiles.read_checked(jobdir, ("candidate.py", "signatures.json"), expected)
+    except jobfiles.JobChanged as exc:
+        error = {"kind": "crash", "rule": "job_changed", "message": str(exc), "line": None, "evidence": ""}
+        out.write((json.dumps({"phase": "compile", "error": error}) + "\n").encode())
+        return
+    signatures = json.loads(raw)
     facts: list[dict[str, Any]] = []
-    spec = importlib.util.spec_from_file_location("foundry_candidate", jobdir / "candidate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = jobfiles.load_candidate(source.decode(), str(jobdir / "candidate.py"))
     for name, (args, kwargs) in signatures.items():
         fn = getattr(module, name, None)
         if fn is None:

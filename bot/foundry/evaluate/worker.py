@@ -9,7 +9,6 @@ Messages go over a private pipe as JSON lines, never over stdout. Imports only s
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -148,7 +147,7 @@ def fresh_copy(x: Any, torch: Any) -> Any:
     return y
 
 
-def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
+def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> None:
     import time
 
     import torch
@@ -181,11 +180,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel) -> None:
         channel.send({"phase": "correctness", "stage": stage, "error": classify(exc, candidate_path)})
 
     try:
-        spec = importlib.util.spec_from_file_location("foundry_candidate", candidate_path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["foundry_candidate"] = module
-        spec.loader.exec_module(module)
+        module = jobfiles.load_candidate(source, candidate_path)
         model_cls = module.ModelNew
     except BaseException as exc:  # noqa: B036 - SystemExit from candidate code is data too
         return fail("load", exc)
@@ -578,12 +573,21 @@ def main() -> None:
         line = channel.receive()
         if not line.startswith("job "):
             return
-        jobdir = Path(line[4:])
+        where, _, expected = line[4:].rpartition(" ")  # "job DIR DIGEST" ("-": no digest)
+        jobdir, expected = Path(where), expected.strip("-")
     else:
         jobdir = Path(sys.argv[1])
-    job = json.loads((jobdir / "job.json").read_text())
+        expected = sys.argv[4] if len(sys.argv) > 4 else ""
+    from foundry.evaluate import jobfiles
+
     try:
-        run(job, jobdir, channel)
+        source, settings = jobfiles.read_checked(jobdir, ("candidate.py", "job.json"), expected)
+    except jobfiles.JobChanged as exc:
+        error = {"kind": "crash", "rule": "job_changed", "message": str(exc), "line": None, "evidence": ""}
+        channel.send({"phase": "correctness", "stage": "load", "error": error})
+        return
+    try:
+        run(json.loads(settings), jobdir, channel, source.decode())
     except BaseException as exc:  # noqa: B036 - whatever happens becomes a message
         channel.send({"phase": "error", "error": classify(exc, str(jobdir / "candidate.py"))})
     sys.stdout.flush()
