@@ -270,7 +270,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         if not guarded_call("trial", i, trials[i]):
             return
         if i == 0:
-            mark("first call (compiles)")
+            mark("first call")
     last = trials[default_trials - 1]
     if default_trials > 1:
         for dst, src in zip(last, trials[0], strict=True):
