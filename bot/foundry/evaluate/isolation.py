@@ -151,7 +151,7 @@ class Child:
             reader.start()
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return not self.exited(0)
 
     def start(self, jobdir: Path, timeout_s: float, digest: str = "") -> None:
         """Hand a warm child its job; the timeout counts from now."""
@@ -212,7 +212,7 @@ class Child:
                     if message.get("phase") in (*phases, "error"):
                         self.outcome.messages.remove(message)
                         return message
-                if self.proc.poll() is not None and not self.readers[0].is_alive():
+                if self.exited(0) and not self.readers[0].is_alive():
                     return None
                 if self.outcome.flooded:
                     return None
@@ -230,8 +230,8 @@ class Child:
             pass
 
     def exited(self, timeout: float) -> bool:
-        """Wait up to `timeout` for the child to exit, without reaping it (its pid, which is its process group's
-        id, stays reserved until then). False on timeout."""
+        """Wait up to `timeout` for the child to exit, without reaping it: only `finish` reaps, after killing
+        the child's process group, whose id (the child's pid) stays reserved until then. False on timeout."""
         deadline = time.monotonic() + timeout
         while self.proc.returncode is None:
             try:
