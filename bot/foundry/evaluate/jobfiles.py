@@ -48,6 +48,7 @@ class JobChanged(Exception):
 
 
 def digest(*blobs: bytes) -> str:
+    """SHA-256 over the blobs, each with its length (so that no two splits of the same bytes collide)."""
     h = hashlib.sha256()
     for blob in blobs:
         h.update(len(blob).to_bytes(8, "little"))

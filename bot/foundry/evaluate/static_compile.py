@@ -1,12 +1,13 @@
 """Compile a candidate's kernels for an NVIDIA target on a machine without a GPU.
 
 The worker's launch recorder knows each kernel's name and the arguments it was launched with. This
-module runs as its own isolated child (`python -m foundry.evaluate.static_compile JOBDIR FD`), without
-TRITON_INTERPRET (under the interpreter Triton's standard library is interpreted and cannot be
-compiled): it imports the candidate, and `triton.compile` with a GPUTarget turns each launched kernel
-into PTX and a cubin; Triton's bundled cuobjdump reads registers, stack (spills) and shared memory.
-These facts diagnose resource problems and feed the static cost model without spending GPU time.
-Imports only stdlib and triton (and torch through the candidate)."""
+module runs as its own isolated child (`python -m foundry.evaluate.static_compile JOBDIR FD FD DIGEST`),
+without TRITON_INTERPRET (under the interpreter Triton's standard library is interpreted and cannot be
+compiled): it loads the candidate from its checked source (jobfiles.read_checked), and `triton.compile`
+with a GPUTarget turns each launched kernel into PTX and a cubin; Triton's bundled cuobjdump reads
+registers, stack (spills) and shared memory. These facts diagnose resource problems and feed the static
+cost model without spending GPU time.
+Imports only stdlib, triton and foundry.evaluate.jobfiles (torch)."""
 
 from __future__ import annotations
 
