@@ -159,13 +159,9 @@ class DeviceGate:
             self.token = self.lock.acquire_shared()
             self.state = "shared"
 
-    def unshare(self) -> None:
-        if self.lock is not None and self.state == "shared":
-            self.lock.release_shared(self.token)
-            self.state = "free"
-
     def exclude(self) -> None:
-        self.unshare()
+        if self.state == "shared":
+            self.free()  # the shared hold goes back before the exclusive one is taken
         if self.lock is not None and self.state == "free":
             self.token = self.lock.acquire_exclusive()
             self.state = "exclusive"
@@ -181,13 +177,9 @@ class DeviceGate:
         self.state = "free"
 
     def release(self) -> None:
-        if self.lock is None:
-            return
-        if self.state == "shared":
-            self.lock.release_shared(self.token)
-        elif self.state == "exclusive":
-            self.lock.release_exclusive(self.token)
-        self.state = "done"
+        self.free()
+        if self.lock is not None:
+            self.state = "done"
 
 
 class Admission:

@@ -129,8 +129,7 @@ def memory_share(fraction: float, concurrency: int, held_bytes: int, total_bytes
     split among them. Not below a quarter of the even split: a worker that needs more runs out of memory,
     and a candidate that ran out of memory beside others is evaluated again alone, with all of `fraction`."""
     even = fraction / concurrency
-    share = (fraction - concurrency * held_bytes / total_bytes) / concurrency
-    return max(min(share, even), even / 4)
+    return max(even - held_bytes / total_bytes, even / 4)
 
 
 def child_marks(raw: Any) -> list[tuple[str, float]]:

@@ -46,6 +46,10 @@ def load(path: Path, device: str = "cpu", *, mapped: bool | None = None) -> Any:
 class JobChanged(Exception):
     """A job file is not what the parent wrote."""
 
+    def error(self) -> dict[str, Any]:
+        """As a child reports a failure (worker.classify's fields): no verdict on the candidate's code."""
+        return {"kind": "crash", "rule": "job_changed", "message": str(self), "line": None, "evidence": ""}
+
 
 def digest(*blobs: bytes) -> str:
     """SHA-256 over the blobs, each with its length (so that no two splits of the same bytes collide)."""

@@ -118,8 +118,7 @@ def main() -> None:
     try:
         source, raw = jobfiles.read_checked(jobdir, ("candidate.py", "signatures.json"), expected)
     except jobfiles.JobChanged as exc:
-        error = {"kind": "crash", "rule": "job_changed", "message": str(exc), "line": None, "evidence": ""}
-        out.write((json.dumps({"phase": "compile", "error": error}) + "\n").encode())
+        out.write((json.dumps({"phase": "compile", "error": exc.error()}) + "\n").encode())
         return
     signatures = json.loads(raw)
     facts: list[dict[str, Any]] = []

@@ -583,8 +583,7 @@ def main() -> None:
     try:
         source, settings = jobfiles.read_checked(jobdir, ("candidate.py", "job.json"), expected)
     except jobfiles.JobChanged as exc:
-        error = {"kind": "crash", "rule": "job_changed", "message": str(exc), "line": None, "evidence": ""}
-        channel.send({"phase": "correctness", "stage": "load", "error": error})
+        channel.send({"phase": "correctness", "stage": "load", "error": exc.error()})
         return
     try:
         run(json.loads(settings), jobdir, channel, source.decode())
