@@ -298,9 +298,23 @@ def test_admission_keeps_at_most_its_limit_in_flight_and_shrinks_to_one():
     for t in threads:
         t.join(5)
     assert peak[0] == 2 and admission.active == 0
-    admission.shrink()
-    admission.shrink()
+    admission.shrink(2)
+    admission.shrink(1)
     assert admission.limit == 1  # never below one
+
+
+def test_candidates_that_ran_out_of_memory_together_lower_the_limit_once():
+    admission = Admission(8)
+    with admission.slot() as first, admission.slot() as second:
+        assert first == second == 8
+        admission.shrink(first)
+        admission.shrink(second)  # admitted under the same limit: no second step down
+    assert admission.limit == 7
+    with admission.slot() as third:
+        assert third == 7
+    admission.shrink(third)  # admitted under the lowered limit: it steps down again
+    admission.shrink(8)  # a late report from under the old limit changes nothing
+    assert admission.limit == 6
 
 
 def oom(evaluator, candidate, started):

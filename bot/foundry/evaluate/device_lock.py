@@ -183,9 +183,10 @@ class DeviceGate:
 
 
 class Admission:
-    """How many of one evaluator's candidates are in flight on its GPU at once: at most `limit`, which drops by
-    one (never below one) each time a candidate ran out of device memory beside others, so that a search with
-    more workers than the device holds settles at what it holds instead of evaluating every candidate alone."""
+    """How many of one evaluator's candidates are in flight on its GPU at once: at most `limit`. A candidate that
+    ran out of device memory beside others lowers it to one fewer than the limit it was admitted under (never
+    below one), so that a search with more workers than the device holds settles at what it holds instead of
+    evaluating every candidate alone; candidates that ran out together, under the same limit, lower it once."""
 
     def __init__(self, limit: int) -> None:
         self.limit = max(1, limit)
@@ -193,20 +194,23 @@ class Admission:
         self.cond = threading.Condition()
 
     @contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self) -> Iterator[int]:
+        """Yields the limit this candidate was admitted under (for shrink)."""
         with self.cond:
             while self.active >= self.limit:
                 self.cond.wait()
             self.active += 1
+            admitted = self.limit
         try:
-            yield
+            yield admitted
         finally:
             with self.cond:
                 self.active -= 1
                 self.cond.notify_all()
 
-    def shrink(self) -> None:
+    def shrink(self, admitted: int) -> None:
         with self.cond:
-            if self.limit > 1:
-                self.limit -= 1
+            lower = max(1, admitted - 1)
+            if lower < self.limit:
+                self.limit = lower
                 log.info("out of device memory beside others: %d candidates in flight from now on", self.limit)

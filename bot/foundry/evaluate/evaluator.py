@@ -271,14 +271,14 @@ class CandidateEvaluator:
         errors, warnings = self.guard.check(candidate.source) if self.config.static_guard else ([], [])
         if errors:
             return self.verdict(candidate, errors, warnings, started)
-        with self.admission.slot():
+        with self.admission.slot() as admitted:
             try:
                 verdict = self.run_isolated(candidate, warnings, started)
             except torch.cuda.OutOfMemoryError:
                 # this process ran out of device memory preparing or judging, beside other candidates (or other
                 # processes): no verdict on the candidate; once more with the device to itself
                 log.info("out of device memory evaluating %s beside others; evaluating it alone", candidate.id)
-                self.admission.shrink()
+                self.admission.shrink(admitted)
                 torch.cuda.empty_cache()
                 return self.run_isolated(candidate, warnings, time.monotonic(), alone=True)
             failure = verdict.failure
@@ -289,41 +289,48 @@ class CandidateEvaluator:
                 verdict = self.run_isolated(candidate, warnings, time.monotonic(), alone=True)
                 alone_failure = verdict.failure
                 if alone_failure is None or alone_failure.kind is not FailureKind.OOM:
-                    self.admission.shrink()  # it fits alone: the share was too small, not the candidate wrong
+                    self.admission.shrink(admitted)  # it fits alone: the share was too small, not the candidate wrong
             return verdict
 
     # -- stages -----------------------------------------------------------------------------------
 
-    def prepare(self) -> tuple[dict[str, Any], list[list[Any]], list[list[torch.Tensor]], nn.Module, list[str]]:
-        """Fresh secret seeds: a perturbed reference, trial inputs and reference outputs."""
+    def prepare(self) -> tuple[dict[str, Any], list[list[torch.Tensor]], nn.Module, list[str]]:
+        """Fresh secret seeds: a perturbed reference, trial inputs (in the payload, on the host) and reference
+        outputs (on the device, where they are judged on a GPU). One trial's inputs at a time are on the device:
+        with several candidates preparing at once, the inputs of all their trials at full size would not fit
+        beside the workers."""
         op = self.operator
         model_seed = secrets.randbits(62)
         torch.manual_seed(model_seed)
         model = op.build(self.small)
         perturb_(model, self.config.perturbation, torch.Generator().manual_seed(secrets.randbits(62)))
         model = model.to(self.device).eval()
-        trials: list[list[Any]] = []
+        hosted: list[list[Any]] = []
+        refs: list[list[torch.Tensor]] = []
+        containers: list[str] = []
+
+        def add(inputs: list[Any]) -> None:
+            with torch.no_grad():
+                out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in to_device(inputs, self.device)])
+            containers.append(type(out).__name__)
+            refs.append([t.detach().clone() if self.is_cuda else t.detach() for t in as_outputs(out)])
+            hosted.append([x.to("cpu") if isinstance(x, torch.Tensor) else x for x in inputs])
+
         for _ in range(self.trials):
             torch.manual_seed(secrets.randbits(62))
-            trials.append(self.generated(lambda: op.inputs(self.small)))
+            add(self.generated(lambda: op.inputs(self.small)))
         torch.manual_seed(secrets.randbits(62))
         variants = self.generated(lambda: op.variants(self.small))
         if not variants:
             torch.manual_seed(secrets.randbits(62))
             variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
-        trials.extend(variants)
-        refs: list[list[torch.Tensor]] = []
-        containers: list[str] = []
-        with torch.no_grad():
-            for inputs in trials:
-                out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in to_device(inputs, self.device)])
-                containers.append(type(out).__name__)
-                # on a GPU the outputs are judged there: references stay on the device
-                refs.append([t.detach().clone() if self.is_cuda else t.detach() for t in as_outputs(out)])
+        for variant in variants:
+            add(variant)
+        del variants
         payload = {
             "init": op.init_inputs(self.small),
             "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
-            "trials": [[x.to("cpu") if isinstance(x, torch.Tensor) else x for x in t] for t in trials],
+            "trials": hosted,
         }
         with self.reference_lock:
             if self.probe_tolerances is None:
@@ -333,7 +340,7 @@ class CandidateEvaluator:
                 self.probe_tolerances = result.tolerances
                 self.probe_notes = result.notes
                 self.probe_weak = result.weak
-        return payload, trials, refs, model, containers
+        return payload, refs, model, containers
 
     def child_memory_fraction(self, refs: list[list[torch.Tensor]], alone: bool) -> float:
         """The device-memory cap of this candidate's worker (a fraction of the GPU's memory)."""
@@ -408,11 +415,10 @@ class CandidateEvaluator:
             gate.exclude()
         hold("shared")
         try:
-            payload, trials, refs, model, containers = self.prepare()
-            # From here on the device keeps only the reference outputs: the trial inputs are in the payload
-            # (on the host), and trial 0 times the reference from there, once per evaluator.
+            payload, refs, model, containers = self.prepare()
+            # The device keeps only the reference outputs: the trial inputs are in the payload (on the host),
+            # and trial 0 times the reference from there, once per evaluator.
             first = payload["trials"][0]
-            del trials
             marks["prepared"] = time.monotonic()
             if self.is_cuda and self.reference_timing is None:
                 self.warm_reference(first, model)
@@ -488,7 +494,7 @@ class CandidateEvaluator:
                     if after is not None and after.get("error") is None:
                         marks["after written"] = time.monotonic()
                         hold("held after")  # loaded onto the device and compared there
-                        outputs = jobfiles.load(jobdir / "outputs_after_timing.pt", self.device)
+                        outputs = self.worker_outputs(jobdir / "outputs_after_timing.pt")
                         stale = self.check_after_timing(outputs, refs[: self.after_trials])
                     else:  # it failed, or died, when called again after the timing run
                         stale = self.child_failure(after, outcome).model_copy(update={"stage": Stage.TIMING})
@@ -548,7 +554,7 @@ class CandidateEvaluator:
         self, message: dict[str, Any], jobdir: Path, refs: list[list[torch.Tensor]], containers: list[str]
     ) -> dict[str, Any]:
         calls = message["calls"]
-        outputs = jobfiles.load(jobdir / "outputs.pt", self.device)
+        outputs = self.worker_outputs(jobdir / "outputs.pt")
         failures: list[Diagnosis] = []
         checks: list[str] = []
         tolerances = self.probe_tolerances or []
@@ -558,7 +564,8 @@ class CandidateEvaluator:
             "rewrite": "when new inputs are written into the same buffers",
             "fresh": "on new inputs after all other calls",
         }
-        for call, out in zip(calls, outputs, strict=True):
+        for call, mapped in zip(calls, outputs, strict=True):
+            out = self.onto_device(mapped)  # one call's outputs on the device at a time
             label, trial = call["label"], call["trial"]
             expected = refs[trial]
             what = f"trial {trial}" if label == "trial" else f"{label} call (expects trial {trial})"
@@ -590,6 +597,20 @@ class CandidateEvaluator:
             else:
                 checks += ["Triton launch on every call", f"runtime guard ({self.policy})"]
         return {"failures": failures, "checks": checks, "launches": launches, "library": sorted(library)}
+
+    def worker_outputs(self, path: Path) -> list[Any]:
+        """A worker's outputs file, per call a list of tensors (or None where the outputs were not plain
+        tensors). On a GPU the file is mapped, and each call's outputs go onto the device when they are
+        judged (onto_device): with several candidates judged at once, all their calls' outputs at full
+        size would not fit beside the workers. On the CPU they are copied out of the file as it is read."""
+        return jobfiles.load(path, "cpu", mapped=self.is_cuda)
+
+    def onto_device(self, out: list[torch.Tensor] | None) -> list[torch.Tensor] | None:
+        """One call's outputs, copied from the mapped file to the device (the copy is what is judged, so a
+        file changed afterwards changes nothing)."""
+        if out is None or not self.is_cuda:
+            return out
+        return [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in out]
 
     def check_call(
         self,
@@ -695,7 +716,8 @@ class CandidateEvaluator:
         if len(outputs) != len(refs):
             returned = f"{len(outputs)} trial(s) of outputs, not {len(refs)}"
             return stale(f"after the timing run the worker returned {returned}")
-        for t, out in enumerate(outputs):
+        for t, mapped in enumerate(outputs):
+            out = self.onto_device(mapped)
             if out is None or len(out) != len(refs[t]):
                 return stale(f"after the timing run, trial {t}'s outputs are no longer plain tensors")
             for k, (o, r) in enumerate(zip(out, refs[t], strict=True)):
