@@ -334,3 +334,18 @@ def test_repair_keeps_tiles_inside_shared_memory_and_register_budgets():
     assert smem <= G.SHARED_MEMORY_BYTES
     assert g["matmul.num_warps"] == 8
     assert g["row.BLOCK_M"] * g["row.max_single_n"] <= G.MAX_TILE_ELEMENTS
+
+
+@pytest.mark.parametrize(
+    ("warps", "block_n", "single", "want_block_n", "want_single"),
+    [
+        (8, 2048, 16384, 2048, 16384),  # the defaults: 8 values per thread looped, 64 in one pass
+        (1, 8192, 16384, 1024, 4096),  # 256 per thread spilled 7.8 KB and compiled for 13 s (sm_90)
+        (2, 4096, 32768, 2048, 8192),
+        (32, 8192, 32768, 8192, 32768),  # enough threads: unchanged
+    ],
+)
+def test_repair_bounds_the_values_each_thread_of_a_row_kernel_holds(warps, block_n, single, want_block_n, want_single):
+    g = G.repair({"row.BLOCK_M": 1, "row.BLOCK_N": block_n, "row.max_single_n": single, "row.num_warps": warps})
+    assert (g["row.BLOCK_N"], g["row.max_single_n"]) == (want_block_n, want_single)
+    assert g["row.num_warps"] == warps

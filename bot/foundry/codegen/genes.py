@@ -144,6 +144,21 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
             g["row.BLOCK_M"] //= 2
         while g["row.BLOCK_M"] > 1 and g["row.BLOCK_M"] * max(g["row.max_single_n"], 1) > MAX_TILE_ELEMENTS:
             g["row.BLOCK_M"] //= 2
+        # Values per thread. Static sm_90 compiles (2026-12-04): group norm's looped kernel (per-lane Welford
+        # statistics) has no spills at 32 fp32 values per thread (206 registers), spills at 64 (328 bytes),
+        # and at 256 spilled 7.8 KB and took 13 s to compile here (on the H200 machine one group-norm
+        # candidate's compile took 64-68 s beside 7 others and held up its whole generation; its genes were
+        # not logged). Softmax's one-pass kernel: no spills at 128 per thread, 328 bytes at 256, 2.8 KB at
+        # 512. Tiles shrink to fit (rows longer than max_single_n go to the looped kernel).
+        threads = 32 * g.get("row.num_warps", DEFAULTS["row.num_warps"])
+        while (
+            "row.BLOCK_N" in g
+            and g["row.BLOCK_N"] > SPACE["row.BLOCK_N"][0]
+            and g["row.BLOCK_M"] * g["row.BLOCK_N"] > 32 * threads
+        ):
+            g["row.BLOCK_N"] //= 2
+        while g.get("row.max_single_n", 0) > 0 and g["row.BLOCK_M"] * g["row.max_single_n"] > 128 * threads:
+            g["row.max_single_n"] //= 2
     if "col.BLOCK_R" in g:
         while g["col.BLOCK_R"] > 4 and g["col.BLOCK_R"] * g["col.BLOCK_I"] > MAX_TILE_ELEMENTS // 8:
             g["col.BLOCK_R"] //= 2
