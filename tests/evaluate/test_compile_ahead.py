@@ -170,3 +170,12 @@ def test_a_candidate_file_replaced_before_its_worker_reads_it_is_refused(monkeyp
         verdict = evaluator.evaluate(candidate(honest, "honest-softmax"))
     assert not verdict.verified
     assert verdict.failure.rule == "job_changed" and "changed after the evaluator wrote them" in verdict.failure.message
+
+
+def test_a_slow_compile_ahead_is_picked_out_of_the_worker_stages():
+    from foundry.evaluate.evaluator import SLOW_COMPILE_S, slow_compile
+
+    stages = [("job loaded", 0.03), ("compiled ahead", SLOW_COMPILE_S + 40.0), ("first call", 0.1)]
+    assert slow_compile(stages) == pytest.approx(SLOW_COMPILE_S + 40.0)
+    assert slow_compile([("job loaded", 0.03), ("compiled ahead", 1.2), ("first call", 30.0)]) is None
+    assert slow_compile([("not compiled ahead (autotuned)", 0.0)]) is None

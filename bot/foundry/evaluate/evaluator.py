@@ -123,6 +123,17 @@ def log_stages(candidate_id: str, marks: dict[str, float], child: list[Any] | No
     log.debug("%s: %s%s", candidate_id, ", ".join(spans), inside)
 
 
+SLOW_COMPILE_S = 20.0  # a worker's compile ahead this long is logged with the candidate's genes
+
+
+def slow_compile(child: list[tuple[str, float]]) -> float | None:
+    """Seconds the worker spent compiling ahead, where that was SLOW_COMPILE_S or more: a search's generation
+    waits for its slowest candidate (on the H200 one group-norm candidate's 64-68 s compile held up a
+    generation of 8 whose other candidates took 24 s in all)."""
+    seconds = sum(s for name, s in child if name == "compiled ahead")
+    return seconds if seconds >= SLOW_COMPILE_S else None
+
+
 def memory_share(fraction: float, concurrency: int, held_bytes: int, total_bytes: int) -> float:
     """A worker's cap when `concurrency` candidates are in flight: the evaluator's `fraction` of the device,
     less what this process holds for each candidate meanwhile (its reference outputs, `held_bytes` for one),
@@ -502,6 +513,8 @@ class CandidateEvaluator:
                 gate.release()
                 marks["done"] = time.monotonic()
                 log_stages(candidate.id, marks, child_stages)
+                if (seconds := slow_compile(child_stages)) is not None:
+                    log.info("%s took %.0f s to compile (genes %s)", candidate.id, seconds, candidate.genes or "-")
                 if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
                     assert correctness is not None
                     compiled = self.compile_statically(
