@@ -325,7 +325,7 @@ class CandidateEvaluator:
                 out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in to_device(inputs, self.device)])
             containers.append(type(out).__name__)
             refs.append([t.detach().clone() if self.is_cuda else t.detach() for t in as_outputs(out)])
-            hosted.append([x.to("cpu") if isinstance(x, torch.Tensor) else x for x in inputs])
+            hosted.append(to_device(inputs, "cpu"))
 
         for _ in range(self.trials):
             torch.manual_seed(secrets.randbits(62))
@@ -337,7 +337,6 @@ class CandidateEvaluator:
             variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
         for variant in variants:
             add(variant)
-        del variants
         payload = {
             "init": op.init_inputs(self.small),
             "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
@@ -623,7 +622,7 @@ class CandidateEvaluator:
         file changed afterwards changes nothing)."""
         if out is None or not self.is_cuda:
             return out
-        return [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in out]
+        return to_device(out, self.device)
 
     def check_call(
         self,
