@@ -19,9 +19,11 @@ FORBIDDEN = (
     "duckdb",
     "ray",
 )
-WORKER_SIDE = ("worker.py", "runtime_guard.py", "timing.py", "static_compile.py")
+WORKER_SIDE = ("worker.py", "runtime_guard.py", "timing.py", "static_compile.py", "exchange.py", "jobfiles.py")
 WORKER_ALLOWED = (
     "foundry.evaluate.runtime_guard",
+    "foundry.evaluate.exchange",
+    "foundry.evaluate.jobfiles",
     "foundry.evaluate.timing",
     "foundry.evaluate.static_compile",
     "foundry.evaluate",

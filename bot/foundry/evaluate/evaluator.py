@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from foundry.core.records import Candidate, Diagnosis, FailureKind, KernelFacts, Stage, Timing, Verdict
-from foundry.evaluate import jobfiles
+from foundry.evaluate import exchange, jobfiles
 from foundry.evaluate.correctness import Tolerance, compare, probe
 from foundry.evaluate.device_lock import Admission, DeviceGate, DeviceLock, gpu_lock_path
 from foundry.evaluate.isolation import (
@@ -74,6 +74,35 @@ class EvaluatorConfig:
     # Default-shape trials the kernel is called on again after its timing run (results must not drift with
     # the call count); the device is held alone meanwhile, so a search checks one, the final check all.
     after_timing_trials: int = 1
+    # On a GPU: trial inputs and outputs stay on the device, shared with the worker (evaluate/exchange.py),
+    # instead of going through the job files on the host.
+    device_exchange: bool = True
+
+
+@dataclass
+class Prepared:
+    """One candidate's secret side of a job: what the worker gets (payload, and on a GPU the shared device
+    buffers) and what its outputs are judged against."""
+
+    payload: dict[str, Any]  # job.pt: init arguments, the perturbed state, trial inputs (None where shared)
+    refs: list[list[torch.Tensor]]  # reference outputs per trial, on the evaluator's device
+    model: nn.Module
+    containers: list[str]  # the reference's output container per trial
+    first: list[Any]  # trial 0's inputs: to time the reference (meta tensors once it has been timed)
+    shared: exchange.Shared | None = None
+    inputs: list[list[dict[str, Any] | None]] = field(default_factory=list)  # shared inputs' descriptors
+    calls: list[list[torch.Tensor]] = field(default_factory=list)  # output buffers per call of the plan
+    after: list[list[torch.Tensor]] = field(default_factory=list)  # per call after the timing run
+    descriptors: dict[str, Any] = field(default_factory=dict)  # job.json's "exchange"
+
+    def held_bytes(self) -> int:
+        refs = sum(t.numel() * t.element_size() for r in self.refs for t in r)
+        return refs + (self.shared.nbytes if self.shared is not None else 0)
+
+    def close(self) -> None:
+        """Free the shared buffers: only once the worker is gone."""
+        if self.shared is not None:
+            self.shared.close()
 
 
 @dataclass
@@ -172,6 +201,13 @@ def to_device(values: list[Any], device: str) -> list[Any]:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
+def delivered(flags: Any, buffers: list[list[torch.Tensor]], count: int) -> list[list[torch.Tensor] | None]:
+    """Per call, the shared buffers the worker says it delivered that call's outputs to (they start poisoned:
+    a claim without the copy fails), or None: the outputs are in its outputs file."""
+    flags = flags if isinstance(flags, list) else []
+    return [buffers[c] if c < len(buffers) and c < len(flags) and flags[c] is True else None for c in range(count)]
+
+
 def as_outputs(out: Any) -> list[torch.Tensor]:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
@@ -220,6 +256,7 @@ class CandidateEvaluator:
         self.probe_notes: list[str] = []
         self.probe_weak = False
         self.inputs_on_device = True
+        self.exchanging = self.is_cuda and self.config.device_exchange
         # TF32 only where the operator's precision class tolerates it. cuDNN convolutions default to TF32
         # in PyTorch: for an fp32 operator the references, the eager and torch.compile timings and any
         # library convolution a hybrid candidate calls all run in full fp32, the accuracy candidates must
@@ -305,60 +342,107 @@ class CandidateEvaluator:
 
     # -- stages -----------------------------------------------------------------------------------
 
-    def prepare(self) -> tuple[dict[str, Any], list[list[torch.Tensor]], nn.Module, list[str]]:
-        """Fresh secret seeds: a perturbed reference, trial inputs (in the payload, on the host) and reference
-        outputs (on the device, where they are judged on a GPU). One trial's inputs at a time are on the device:
-        with several candidates preparing at once, the inputs of all their trials at full size would not fit
-        beside the workers."""
+    def prepare(self) -> Prepared:
+        """Fresh secret seeds: a perturbed reference, trial inputs and reference outputs (on the device, where
+        they are judged on a GPU). The inputs go to the worker in the payload, on the host, or on a GPU in
+        buffers shared with it (exchange.Shared), with a poisoned buffer for each output of each call. One
+        trial's own inputs at a time are on the device: with several candidates preparing at once, the
+        inputs of all their trials at full size twice over would not fit beside the workers."""
+        try:
+            return self.prepare_job()
+        except exchange.ExchangeError as exc:  # no device buffers to share here: files from now on
+            log.warning("sharing trials on the device failed (%s); sending them through files", exc)
+            self.exchanging = False
+            return self.prepare_job()
+
+    def prepare_job(self) -> Prepared:
         op = self.operator
         model_seed = secrets.randbits(62)
         torch.manual_seed(model_seed)
         model = op.build(self.small)
         perturb_(model, self.config.perturbation, torch.Generator().manual_seed(secrets.randbits(62)))
         model = model.to(self.device).eval()
+        shared = exchange.Shared(self.device_index or 0) if self.exchanging else None
         hosted: list[list[Any]] = []
         refs: list[list[torch.Tensor]] = []
         containers: list[str] = []
+        inputs_shared: list[list[dict[str, Any] | None]] = []
+        first: list[Any] = []
 
         def add(inputs: list[Any]) -> None:
+            nonlocal first
+            on_device = to_device(inputs, self.device)
             with torch.no_grad():
-                out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in to_device(inputs, self.device)])
+                out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in on_device])
             containers.append(type(out).__name__)
             refs.append([t.detach().clone() if self.is_cuda else t.detach() for t in as_outputs(out)])
-            hosted.append(to_device(inputs, "cpu"))
+            if shared is None:
+                hosted.append(to_device(inputs, "cpu"))
+            else:
+                descs = [shared.put(x) if exchange.shareable(x) else None for x in on_device]
+                inputs_shared.append(descs)
+                hosted.append(
+                    [None if d is not None else to_device([x], "cpu")[0] for x, d in zip(inputs, descs, strict=True)]
+                )
+            if len(hosted) == 1:
+                first = hosted[0] if shared is None else on_device
+                if self.probe_tolerances is None:
+                    self.probe_once(refs[0], to_device(on_device, "cpu") if shared is not None else first)
 
-        for _ in range(self.trials):
+        try:
+            for _ in range(self.trials):
+                torch.manual_seed(secrets.randbits(62))
+                add(self.generated(lambda: op.inputs(self.small)))
             torch.manual_seed(secrets.randbits(62))
-            add(self.generated(lambda: op.inputs(self.small)))
-        torch.manual_seed(secrets.randbits(62))
-        variants = self.generated(lambda: op.variants(self.small))
-        if not variants:
-            torch.manual_seed(secrets.randbits(62))
-            variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
-        for variant in variants:
-            add(variant)
-        payload = {
-            "init": op.init_inputs(self.small),
-            "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
-            "trials": hosted,
-        }
+            variants = self.generated(lambda: op.variants(self.small))
+            if not variants:
+                torch.manual_seed(secrets.randbits(62))
+                variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
+            for variant in variants:
+                add(variant)
+            payload = {
+                "init": op.init_inputs(self.small),
+                "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
+                "trials": hosted,
+            }
+            prepared = Prepared(payload, refs, model, containers, first, shared, inputs_shared)
+            if shared is not None:
+                if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
+                    prepared.first = [
+                        torch.empty_like(x, device="meta") if isinstance(x, torch.Tensor) else x for x in first
+                    ]
+                calls, after = [], []
+                for _, trial in exchange.call_plan(self.trials, len(refs)):
+                    views, descs = shared.outputs(refs[trial])
+                    prepared.calls.append(views)
+                    calls.append(descs)
+                for trial in range(self.after_trials if self.timing_available else 0):
+                    views, descs = shared.outputs(refs[trial])
+                    prepared.after.append(views)
+                    after.append(descs)
+                prepared.descriptors = {"inputs": inputs_shared, "calls": calls, "after": after}
+                torch.cuda.synchronize(self.device_index)  # written before the worker reads them
+            return prepared
+        except BaseException:
+            if shared is not None:
+                shared.close()
+            raise
+
+    def probe_once(self, refs: list[torch.Tensor], inputs: list[Any]) -> None:
+        """The trivial-answer probes, on the first trial this evaluator prepares."""
         with self.reference_lock:
             if self.probe_tolerances is None:
-                result = probe(
-                    [r.cpu() for r in refs[0]], payload["trials"][0], self.tolerance, self.rules.tolerance.probe_scale
-                )
+                result = probe([r.cpu() for r in refs], inputs, self.tolerance, self.rules.tolerance.probe_scale)
                 self.probe_tolerances = result.tolerances
                 self.probe_notes = result.notes
                 self.probe_weak = result.weak
-        return payload, refs, model, containers
 
-    def child_memory_fraction(self, refs: list[list[torch.Tensor]], alone: bool) -> float:
+    def child_memory_fraction(self, prepared: Prepared, alone: bool) -> float:
         """The device-memory cap of this candidate's worker (a fraction of the GPU's memory)."""
         if alone or not self.is_cuda:
             return self.config.gpu_memory_fraction
         total = torch.cuda.get_device_properties(self.device_index or 0).total_memory
-        held = sum(t.numel() * t.element_size() for r in refs for t in r)
-        return memory_share(self.config.gpu_memory_fraction, self.admission.limit, held, total)
+        return memory_share(self.config.gpu_memory_fraction, self.admission.limit, prepared.held_bytes(), total)
 
     def generated(self, make: Callable[[], Any]) -> Any:
         """The operator's inputs. On a GPU its factories run on the device (a torch.device context), where
@@ -424,11 +508,10 @@ class CandidateEvaluator:
         if alone:
             gate.exclude()
         hold("shared")
+        prepared: Prepared | None = None
         try:
-            payload, refs, model, containers = self.prepare()
-            # The device keeps only the reference outputs: the trial inputs are in the payload (on the host),
-            # and trial 0 times the reference from there, once per evaluator.
-            first = payload["trials"][0]
+            prepared = self.prepare()
+            payload, refs, model, first = prepared.payload, prepared.refs, prepared.model, prepared.first
             marks["prepared"] = time.monotonic()
             if self.is_cuda and self.reference_timing is None:
                 self.warm_reference(first, model)
@@ -442,7 +525,7 @@ class CandidateEvaluator:
                 job = {
                     "device": "cuda" if self.is_cuda else "cpu",
                     "default_trials": self.trials,
-                    "gpu_memory_fraction": self.child_memory_fraction(refs, alone),
+                    "gpu_memory_fraction": self.child_memory_fraction(prepared, alone),
                     "static_compile": self.config.static_compile,
                     "tf32": self.tf32,
                     "after_trials": self.after_trials,
@@ -452,6 +535,8 @@ class CandidateEvaluator:
                         "rotate": self.config.timing_rotate,
                     },
                 }
+                if prepared.descriptors:
+                    job["exchange"] = prepared.descriptors
                 settings = json.dumps(job)
                 (jobdir / "job.json").write_text(settings)
                 digest = jobfiles.digest(candidate.source.encode(), settings.encode())
@@ -468,7 +553,7 @@ class CandidateEvaluator:
                     marks["written"] = time.monotonic()
                     child_stages.extend(child_marks(message.get("stages")))
                     hold("held again")
-                    judged.update(self.judge(message, jobdir, refs, containers))
+                    judged.update(self.judge(message, jobdir, prepared))
                     marks["judged"] = time.monotonic()
                     go = not judged["failures"] and self.timing_available
                     if go:
@@ -505,7 +590,8 @@ class CandidateEvaluator:
                         marks["after written"] = time.monotonic()
                         hold("held after")  # loaded onto the device and compared there
                         outputs = self.worker_outputs(jobdir / "outputs_after_timing.pt")
-                        stale = self.check_after_timing(outputs, refs[: self.after_trials])
+                        shared = delivered(after.get("delivered"), prepared.after, len(outputs))
+                        stale = self.check_after_timing(outputs, refs[: self.after_trials], shared)
                     else:  # it failed, or died, when called again after the timing run
                         stale = self.child_failure(after, outcome).model_copy(update={"stage": Stage.TIMING})
                     after_checked = True
@@ -523,7 +609,13 @@ class CandidateEvaluator:
                 if not self.config.keep_jobs:
                     shutil.rmtree(jobdir, ignore_errors=True)
         finally:
+            if prepared is not None:
+                prepared.close()  # the worker has been reaped (run_child returned or raised)
             gate.release()
+        if correctness is not None and (correctness.get("error") or {}).get("rule") == "exchange_failed":
+            log.warning("%s; sending trials through files from now on", correctness["error"]["message"])
+            self.exchanging = False
+            return self.run_isolated(candidate, warnings, started, alone)
         if correctness is None or correctness.get("error") is not None:
             return self.verdict(candidate, [self.child_failure(correctness, outcome)], warnings, started)
         failures: list[Diagnosis] = judged["failures"]
@@ -562,12 +654,24 @@ class CandidateEvaluator:
             return conclude([timing_failure])
         return conclude([], timing)
 
-    def judge(
-        self, message: dict[str, Any], jobdir: Path, refs: list[list[torch.Tensor]], containers: list[str]
-    ) -> dict[str, Any]:
+    def judge(self, message: dict[str, Any], jobdir: Path, prepared: Prepared) -> dict[str, Any]:
+        refs, containers = prepared.refs, prepared.containers
         calls = message["calls"]
         outputs = self.worker_outputs(jobdir / "outputs.pt")
+        shared = delivered([c.get("delivered") for c in calls], prepared.calls, len(calls))
         failures: list[Diagnosis] = []
+        plan = exchange.call_plan(self.trials, len(refs))
+        if [(c.get("label"), c.get("trial")) for c in calls] != plan or len(outputs) != len(calls):
+            failures.append(
+                Diagnosis(
+                    stage=Stage.RUN,
+                    kind=FailureKind.CRASH,
+                    rule="call_plan",
+                    message=f"the worker reported {len(calls)} calls and {len(outputs)} outputs, not the "
+                    f"{len(plan)} calls of the plan in order",
+                )
+            )
+            return {"failures": failures, "checks": [], "launches": 0, "library": []}
         checks: list[str] = []
         tolerances = self.probe_tolerances or []
         state_kinds = {
@@ -576,8 +680,8 @@ class CandidateEvaluator:
             "rewrite": "when new inputs are written into the same buffers",
             "fresh": "on new inputs after all other calls",
         }
-        for call, mapped in zip(calls, outputs, strict=True):
-            out = self.onto_device(mapped)  # one call's outputs on the device at a time
+        for call, mapped, on_device in zip(calls, outputs, shared, strict=True):
+            out = on_device if on_device is not None else self.onto_device(mapped)  # one call's at a time
             label, trial = call["label"], call["trial"]
             expected = refs[trial]
             what = f"trial {trial}" if label == "trial" else f"{label} call (expects trial {trial})"
@@ -713,10 +817,14 @@ class CandidateEvaluator:
         return None
 
     def check_after_timing(
-        self, outputs: list[list[torch.Tensor] | None], refs: list[list[torch.Tensor]]
+        self,
+        outputs: list[list[torch.Tensor] | None],
+        refs: list[list[torch.Tensor]],
+        shared: list[list[torch.Tensor] | None] | None = None,
     ) -> Diagnosis | None:
         """The candidate, called again on known inputs after the whole timing run, must still be right
-        (refs: those of the trials it was asked to call again)."""
+        (refs: those of the trials it was asked to call again; shared: per call, the device buffers the worker
+        delivered its outputs to, else None and the outputs are in the file's entry)."""
 
         def stale(message: str, evidence: Diagnosis | None = None) -> Diagnosis:
             update = {"stage": Stage.TIMING, "kind": FailureKind.STATE_DEPENDENT, "rule": "state:after_timing"}
@@ -729,7 +837,8 @@ class CandidateEvaluator:
             returned = f"{len(outputs)} trial(s) of outputs, not {len(refs)}"
             return stale(f"after the timing run the worker returned {returned}")
         for t, mapped in enumerate(outputs):
-            out = self.onto_device(mapped)
+            on_device = shared[t] if shared is not None and t < len(shared) else None
+            out = on_device if on_device is not None else self.onto_device(mapped)
             if out is None or len(out) != len(refs[t]):
                 return stale(f"after the timing run, trial {t}'s outputs are no longer plain tensors")
             for k, (o, r) in enumerate(zip(out, refs[t], strict=True)):

@@ -97,6 +97,13 @@ def triton_error_line(exc: BaseException, candidate_path: str) -> int | None:
     return None
 
 
+def exchange_failure(exc: BaseException) -> dict[str, Any]:
+    """As classify's fields: the evaluator's device buffers did not open here (no verdict on the candidate;
+    the evaluator sends files from then on)."""
+    message = f"the evaluator's device buffers did not open in the worker: {type(exc).__name__}: {exc}"
+    return {"kind": "crash", "rule": "exchange_failed", "message": message[:500], "line": None, "evidence": ""}
+
+
 def storage_span(t: Any) -> tuple[int, int]:
     storage = t.untyped_storage()
     return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
@@ -167,12 +174,31 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     # library convolutions (hybrid policy) at the operator's precision: no TF32 for fp32 operators
     torch.backends.cudnn.allow_tf32 = bool(job.get("tf32", False))
     from foundry.evaluate import jobfiles, timing  # binds the timer before candidate code runs
+    from foundry.evaluate.exchange import call_plan, deliver
     from foundry.evaluate.runtime_guard import LaunchRecorder, OpLog, live_threads
 
     recorder = LaunchRecorder()
     recorder.install()
     # CPU tensors (mapped from /dev/shm on a GPU machine: every trial is copied to the device before use)
     data = jobfiles.load(jobdir / "job.pt", mapped=device == "cuda")
+    shared = job.get("exchange")
+    call_buffers: list[list[Any] | None] = []
+    after_buffers: list[list[Any] | None] = []
+    if shared:
+        # The evaluator's device buffers: trial inputs (in place of the file's placeholders, copied before any
+        # call like the file's) and, per call, the buffers its outputs go to.
+        from foundry.evaluate import exchange
+
+        try:
+            for trial, descs in zip(data["trials"], shared["inputs"], strict=True):
+                for i, desc in enumerate(descs):
+                    if desc is not None:
+                        trial[i] = exchange.open_shared(desc)
+            call_buffers = [[exchange.open_shared(d) for d in call] for call in shared["calls"]]
+            after_buffers = [[exchange.open_shared(d) for d in call] for call in shared["after"]]
+        except Exception as exc:  # no verdict on the candidate: the evaluator's buffers did not open
+            channel.send({"phase": "correctness", "stage": "load", "error": exchange_failure(exc)})
+            return
     mark("job loaded")
     candidate_path = str(jobdir / "candidate.py")
 
@@ -221,7 +247,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     calls: list[dict[str, Any]] = []
     previous: list[tuple[Any, Any]] = []  # (output tensor, copy) of the last call
 
-    def guarded_call(label: str, trial: int, inputs: list[Any]) -> bool:
+    def guarded_call(label: str, trial: int, inputs: list[Any], buffers: list[Any] | None = None) -> bool:
         snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         before = recorder.total
         violations_before = len(recorder.violations)
@@ -256,40 +282,36 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             "violations": recorder.violations[violations_before:],
             "clobbered_previous": any(not same_values(t, copy, torch) for t, copy in previous),
         }
+        record["delivered"] = deliver(out, buffers)
         calls.append(record)
-        plain = plain_outputs(out, torch)
+        plain = None if record["delivered"] else plain_outputs(out, torch)
         outputs.append(plain)
         previous.clear()
-        if plain is not None:
+        if record["delivered"] or plain is not None:
             previous.extend((t, t.detach().clone()) for t in (list(out) if isinstance(out, (tuple, list)) else [out]))
         return True
 
-    # Default-shape trials, then new contents written into the buffers the last call used (a cache keyed
-    # on addresses returns stale results), then declared shape variants.
-    for i in range(default_trials):
-        if not guarded_call("trial", i, trials[i]):
+    # exchange.call_plan: the default-shape trials, new contents written into the buffers the last call
+    # used, the declared shape variants, then trial 0 again, at new addresses, and new contents at new
+    # addresses after every other call (results must not depend on call count or on buffer addresses).
+    for c, (label, trial) in enumerate(call_plan(default_trials, len(trials))):
+        if label == "trial":
+            inputs = trials[trial]
+        elif label == "rewrite":
+            inputs = trials[default_trials - 1]
+            for dst, src in zip(inputs, trials[trial], strict=True):
+                if isinstance(dst, torch.Tensor):
+                    dst.copy_(src)
+        elif label == "repeat":
+            inputs = trials[trial]
+        elif label == "moved":
+            inputs = [fresh_copy(x, torch) for x in trials[trial]]
+        else:  # fresh
+            inputs = [fresh_copy(x, torch) for x in data_trial(data, trial, device, torch)]
+        if not guarded_call(label, trial, inputs, call_buffers[c] if c < len(call_buffers) else None):
             return
-        if i == 0:
+        if c == 0:
             mark("first call")
-    last = trials[default_trials - 1]
-    if default_trials > 1:
-        for dst, src in zip(last, trials[0], strict=True):
-            if isinstance(dst, torch.Tensor):
-                dst.copy_(src)
-        if not guarded_call("rewrite", 0, last):
-            return
-    for i in range(default_trials, len(trials)):
-        if not guarded_call("trial", i, trials[i]):
-            return
-    # Results must not depend on call count or on buffer addresses.
-    first = trials[0]
-    if not guarded_call("repeat", 0, first):
-        return
-    if not guarded_call("moved", 0, [fresh_copy(x, torch) for x in first]):
-        return
-    if default_trials > 1:  # last of all: new contents at new addresses, after every other call
-        if not guarded_call("fresh", 1, [fresh_copy(x, torch) for x in data_trial(data, 1, device, torch)]):
-            return
     mark("other calls")
     spec_t = job["timing"]
     sources: list[list[Any]] = []
@@ -346,6 +368,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     # held exclusively until "after ran", so no one else times meanwhile)
     try:
         after: list[list[Any] | None] = []
+        delivered: list[bool] = []
         for t, src in enumerate(sources[: int(job.get("after_trials", len(sources)))]):
             buf = rotated[t % len(rotated)]
             for dst, x in zip(buf, src, strict=True):
@@ -354,13 +377,14 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             with torch.no_grad():
                 out = model(*buf)
             torch.cuda.synchronize()
-            after.append(plain_outputs(out, torch))
+            delivered.append(deliver(out, after_buffers[t] if t < len(after_buffers) else None))
+            after.append(None if delivered[-1] else plain_outputs(out, torch))
         channel.send({"phase": "after ran"})  # on the host now: the device is free for the next timing run
         jobfiles.save(after, jobdir / "outputs_after_timing.pt")
     except BaseException as exc:  # noqa: B036
         channel.send({"phase": "after", "error": classify(exc, candidate_path)})
         return
-    channel.send({"phase": "after", "error": None})
+    channel.send({"phase": "after", "error": None, "delivered": delivered})
 
 
 def compile_ahead(model_cls: Any, data: dict[str, Any], recorder: Any, torch: Any) -> str | None:

@@ -1,0 +1,153 @@
+"""Trial inputs and outputs shared on the device between the evaluator and its worker (CUDA IPC,
+evaluate/exchange.py). Skipped without CUDA."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cheats"))
+
+from foundry.core.records import FailureKind  # noqa: E402
+from foundry.evaluate import exchange  # noqa: E402
+from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig  # noqa: E402
+from foundry.spec.loader import load_operator  # noqa: E402
+from suite import HONEST, OPERATORS, candidate  # noqa: E402
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA"),
+]
+
+WRONG_DTYPE = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _softmax(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(y_ptr + row * n + cols, e / tl.sum(e, 0), mask=cols < n)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        y = torch.empty(x.shape, dtype=torch.float64, device=x.device)  # the right values, the wrong dtype
+        _softmax[(x.shape[0],)](x, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+        return y
+"""
+
+
+def judged_calls(evaluator: CandidateEvaluator) -> list[list[bool]]:
+    """Wraps evaluator.judge: the delivered flags of each candidate's calls."""
+    seen: list[list[bool]] = []
+    original = evaluator.judge
+
+    def judge(message, jobdir, prepared):
+        seen.append([c.get("delivered") for c in message["calls"]])
+        return original(message, jobdir, prepared)
+
+    evaluator.judge = judge  # type: ignore[method-assign]
+    return seen
+
+
+def test_outputs_are_delivered_on_the_device_and_the_buffers_freed():
+    operator = load_operator(str(OPERATORS / "softmax_rows.py"))
+    evaluator = CandidateEvaluator(operator, config=EvaluatorConfig(), device="cuda")
+    seen = judged_calls(evaluator)
+    freed: list[int] = []
+    original_close = exchange.Shared.close
+
+    def close(self):
+        freed.append(len(self.pointers))
+        original_close(self)
+        assert self.pointers == [] and self.nbytes == 0
+
+    exchange.Shared.close = close  # type: ignore[method-assign]
+    try:
+        verdict = evaluator.evaluate(candidate((HONEST / "softmax.py").read_text(), "softmax"))
+    finally:
+        exchange.Shared.close = original_close  # type: ignore[method-assign]
+        evaluator.close()
+    assert verdict.verified, verdict.failure and verdict.failure.headline()
+    assert verdict.timing is not None and verdict.timing.measured
+    assert evaluator.exchanging
+    [flags] = seen
+    assert flags and all(f is True for f in flags)
+    # one buffer per trial input, per call's output and per output after the timing run, freed once
+    assert len(freed) == 1 and freed[0] > len(flags)
+
+
+def test_outputs_of_the_wrong_dtype_go_through_the_file_and_fail():
+    operator = load_operator(str(OPERATORS / "softmax_rows.py"))
+    evaluator = CandidateEvaluator(operator, config=EvaluatorConfig(), device="cuda")
+    seen = judged_calls(evaluator)
+    try:
+        verdict = evaluator.evaluate(candidate(WRONG_DTYPE, "wrong_dtype"))
+    finally:
+        evaluator.close()
+    assert not verdict.verified
+    assert verdict.failure is not None and verdict.failure.kind is FailureKind.SHAPE_MISMATCH
+    assert "float64" in verdict.failure.message
+    assert seen == [[False] * len(seen[0])]
+
+
+def test_a_worker_that_cannot_open_the_buffers_falls_back_to_files(monkeypatch):
+    operator = load_operator(str(OPERATORS / "softmax_rows.py"))
+    evaluator = CandidateEvaluator(operator, config=EvaluatorConfig(), device="cuda")
+    seen = judged_calls(evaluator)
+    real = exchange.descriptor
+    monkeypatch.setattr(exchange, "descriptor", lambda handle, like: real("00" * exchange.HANDLE_BYTES, like))
+    try:
+        verdict = evaluator.evaluate(candidate((HONEST / "softmax.py").read_text(), "softmax"))
+    finally:
+        evaluator.close()
+    assert verdict.verified, verdict.failure and verdict.failure.headline()
+    assert not evaluator.exchanging  # files from then on
+    assert len(seen) == 1 and not any(seen[0])
+
+
+CHILD = """
+import json, sys, torch
+from foundry.evaluate import exchange
+descs = json.loads(sys.stdin.read())
+x = exchange.open_shared(descs["input"])
+y = exchange.open_shared(descs["output"])
+y.copy_(x * 2)
+torch.cuda.synchronize()
+print(float(x.sum()))
+"""
+
+
+def test_a_child_process_reads_shared_inputs_and_writes_poisoned_outputs():
+    import json
+
+    shared = exchange.Shared(0)
+    try:
+        x = torch.arange(12.0, device="cuda").view(3, 4).t()  # strided: kept
+        desc_in = shared.put(x)
+        views, [desc_out] = shared.outputs([x.contiguous()])
+        assert torch.isnan(views[0]).all()
+        assert desc_in["stride"] == [1, 4]
+        torch.cuda.synchronize()
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD],
+            input=json.dumps({"input": desc_in, "output": desc_out}),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert float(done.stdout.strip().splitlines()[-1]) == float(x.sum())
+        assert torch.equal(views[0], x * 2)
+    finally:
+        shared.close()
+    assert shared.pointers == []
