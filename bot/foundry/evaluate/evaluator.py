@@ -197,6 +197,10 @@ def trial_dtype(inputs: list[Any]) -> torch.dtype:
     return next((t.dtype for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()), torch.float32)
 
 
+def total_memory(device_index: int | None) -> int:
+    return torch.cuda.get_device_properties(device_index or 0).total_memory
+
+
 def to_device(values: list[Any], device: str) -> list[Any]:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
@@ -441,7 +445,7 @@ class CandidateEvaluator:
         """The device-memory cap of this candidate's worker (a fraction of the GPU's memory)."""
         if alone or not self.is_cuda:
             return self.config.gpu_memory_fraction
-        total = torch.cuda.get_device_properties(self.device_index or 0).total_memory
+        total = total_memory(self.device_index)
         return memory_share(self.config.gpu_memory_fraction, self.admission.limit, prepared.held_bytes(), total)
 
     def generated(self, make: Callable[[], Any]) -> Any:
@@ -555,6 +559,15 @@ class CandidateEvaluator:
                     hold("held again")
                     judged.update(self.judge(message, jobdir, prepared))
                     marks["judged"] = time.monotonic()
+                    if isinstance(message.get("peak_bytes"), int):
+                        log.debug(
+                            "%s: worker peak %.2f GiB of device memory (cap %.2f of %.0f), evaluator holds %.2f GiB",
+                            candidate.id,
+                            message["peak_bytes"] / 2**30,
+                            job["gpu_memory_fraction"] * total_memory(self.device_index) / 2**30,
+                            total_memory(self.device_index) / 2**30,
+                            prepared.held_bytes() / 2**30,
+                        )
                     go = not judged["failures"] and self.timing_available
                     if go:
                         gate.exclude()

@@ -318,7 +318,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     rotated: list[list[Any]] = []
     if device == "cuda":
         # staged now, while the device is shared: the timing run's exclusive hold covers only the timing
-        sources = [data_trial(data, i, device, torch) for i in range(default_trials)]
+        sources = [source_trial(data, i, device, torch) for i in range(default_trials)]
         rotated = [[fresh_copy(x, torch) for x in sources[0]] for _ in range(int(spec_t["rotate"]))]
         torch.cuda.synchronize()
         mark("timing inputs staged")
@@ -333,6 +333,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             "calls": calls,
             "kernels": kernel_facts(recorder),
             "launch_signatures": {name: [list(a), k] for name, (a, k) in recorder.signatures.items()},
+            "peak_bytes": torch.cuda.max_memory_allocated() if device == "cuda" else None,
         }
     )
 
@@ -434,6 +435,15 @@ def compile_ahead(model_cls: Any, data: dict[str, Any], recorder: Any, torch: An
 def data_trial(data: dict[str, Any], index: int, device: str, torch: Any) -> list[Any]:
     """Trial `index`'s inputs as the parent sent them (on CPU, `.to` would alias buffers a call rewrote)."""
     return [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in data["trials"][index]]
+
+
+def source_trial(data: dict[str, Any], index: int, device: str, torch: Any) -> list[Any]:
+    """Trial `index`'s inputs to copy from, never passed to the candidate: the evaluator's shared device buffers
+    as they are (no second copy of every default trial on the device), anything else copied there."""
+    return [
+        x.to(device, copy=True) if isinstance(x, torch.Tensor) and x.device.type != "cuda" else x
+        for x in data["trials"][index]
+    ]
 
 
 CONTAINERS = (list, dict, set)
