@@ -4,6 +4,7 @@ Runs in the parent: the candidate's process never sees reference outputs."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -27,8 +28,14 @@ def index_text(flat: int, shape: torch.Size) -> str:
     return "(" + ", ".join(str(i) for i in reversed(idx)) + ")"
 
 
+CHUNK = 1 << 24  # elements compared at a time where the outputs are larger (fp64 copies of 128 MB each)
+
+
 def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: FailureKind, what: str) -> Diagnosis | None:
-    """None when out matches ref within tolerance; otherwise a Diagnosis with mismatch statistics."""
+    """None when out matches ref within tolerance; otherwise a Diagnosis with mismatch statistics. Floating
+    outputs larger than CHUNK elements are checked a chunk at a time first (the fp64 copies and masks of a
+    whole 512 MB output come to ~5 GB, per candidate being judged); only a failing output is compared whole,
+    for its statistics."""
     if out.shape != ref.shape or out.dtype != ref.dtype:
         return Diagnosis(
             stage=Stage.CORRECTNESS,
@@ -50,6 +57,11 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
             f"got {out.flatten()[first].item()}, expected {ref.flatten()[first].item()}",
             metrics={"mismatch_fraction": n / max(ref.numel(), 1)},
         )
+    if ref.numel() > CHUNK:
+        sums = chunked_sums(out, ref, tol)
+        if sums is not None:  # every element within tolerance
+            sq_err, sq_ref, finite = sums
+            return rms_check(sq_err, sq_ref, finite, ref.numel(), tol, kind, what)
     o = out.detach().to(torch.float64).flatten()
     r = ref.detach().to(torch.float64).flatten()
     poisoned = torch.isnan(o) & ~torch.isnan(r)
@@ -64,12 +76,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
             f"(never written, or computed from poisoned memory); first at {index_text(first, ref.shape)}",
             metrics={"unwritten_fraction": n / max(r.numel(), 1)},
         )
-    both_nan = torch.isnan(o) & torch.isnan(r)
-    same_inf = torch.isinf(r) & (o == r)
-    err = (o - r).abs()
-    err = torch.where(both_nan | same_inf, torch.zeros_like(err), err)
-    limit = tol.atol + tol.rtol * r.abs()
-    bad = (err > limit) | (torch.isnan(r) & ~torch.isnan(o))
+    err, bad = elementwise(o, r, tol)
     if not bool(bad.any()):
         return relative_rms(o, r, tol, kind, what, ref.shape)
     n = int(bad.sum())
@@ -95,17 +102,56 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
     )
 
 
+def elementwise(o: torch.Tensor, r: torch.Tensor, tol: Tolerance) -> tuple[torch.Tensor, torch.Tensor]:
+    """Absolute errors (0 where both are NaN or the same infinity) and where they exceed atol + rtol * |ref|
+    (or the reference is NaN and the output not), of fp64 outputs and references."""
+    both_nan = torch.isnan(o) & torch.isnan(r)
+    same_inf = torch.isinf(r) & (o == r)
+    err = (o - r).abs()
+    err = torch.where(both_nan | same_inf, torch.zeros_like(err), err)
+    limit = tol.atol + tol.rtol * r.abs()
+    return err, (err > limit) | (torch.isnan(r) & ~torch.isnan(o))
+
+
+def chunked_sums(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> tuple[float, float, int] | None:
+    """None when some element is poisoned (NaN where the reference is not) or outside tolerance; otherwise
+    the sums relative_rms needs, over the elements where both are finite: squared errors, squared reference
+    values, and their count."""
+    o_flat, r_flat = out.detach().reshape(-1), ref.detach().reshape(-1)
+    sq_err, sq_ref, finite_count = 0.0, 0.0, 0
+    for start in range(0, r_flat.numel(), CHUNK):
+        o = o_flat[start : start + CHUNK].to(torch.float64)
+        r = r_flat[start : start + CHUNK].to(torch.float64)
+        if bool((torch.isnan(o) & ~torch.isnan(r)).any()) or bool(elementwise(o, r, tol)[1].any()):
+            return None
+        finite = torch.isfinite(r) & torch.isfinite(o)
+        sq_err += float((o - r)[finite].pow(2).sum())
+        sq_ref += float(r[finite].pow(2).sum())
+        finite_count += int(finite.sum())
+    return sq_err, sq_ref, finite_count
+
+
 def relative_rms(
     o: torch.Tensor, r: torch.Tensor, tol: Tolerance, kind: FailureKind, what: str, shape: torch.Size
 ) -> Diagnosis | None:
     """In aggregate the error must also be small relative to the signal: rms(out - ref) <= rtol * rms(ref).
     Elementwise atol alone lets outputs far below 1 keep only a digit or two (quantized, truncated)."""
     finite = torch.isfinite(r) & torch.isfinite(o)
-    if o.numel() < 2 or not bool(finite.any()):
-        return None
     diff = (o - r)[finite]
-    ref_rms = float(r[finite].pow(2).mean().sqrt())
-    err_rms = float(diff.pow(2).mean().sqrt())
+    return rms_check(
+        float(diff.pow(2).sum()), float(r[finite].pow(2).sum()), int(finite.sum()), o.numel(), tol, kind, what
+    )
+
+
+def rms_check(
+    sq_err: float, sq_ref: float, finite: int, numel: int, tol: Tolerance, kind: FailureKind, what: str
+) -> Diagnosis | None:
+    """relative_rms's verdict from its sums (squared errors and squared reference values over the `finite`
+    elements where both are finite)."""
+    if numel < 2 or finite == 0:
+        return None
+    ref_rms = math.sqrt(sq_ref / finite)
+    err_rms = math.sqrt(sq_err / finite)
     if ref_rms == 0.0 or err_rms <= tol.rtol * ref_rms:
         return None
     return Diagnosis(
