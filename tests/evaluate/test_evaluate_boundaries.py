@@ -19,11 +19,20 @@ FORBIDDEN = (
     "duckdb",
     "ray",
 )
-WORKER_SIDE = ("worker.py", "runtime_guard.py", "timing.py", "static_compile.py", "exchange.py", "jobfiles.py")
+WORKER_SIDE = (
+    "worker.py",
+    "runtime_guard.py",
+    "timing.py",
+    "static_compile.py",
+    "exchange.py",
+    "jobfiles.py",
+    "landlock.py",
+)
 WORKER_ALLOWED = (
     "foundry.evaluate.runtime_guard",
     "foundry.evaluate.exchange",
     "foundry.evaluate.jobfiles",
+    "foundry.evaluate.landlock",
     "foundry.evaluate.timing",
     "foundry.evaluate.static_compile",
     "foundry.evaluate",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import logging
 import math
@@ -26,7 +27,7 @@ import torch
 from torch import nn
 
 from foundry.core.records import Candidate, Diagnosis, FailureKind, KernelFacts, Stage, Timing, Verdict
-from foundry.evaluate import exchange, jobfiles
+from foundry.evaluate import exchange, jobfiles, landlock
 from foundry.evaluate.correctness import Tolerance, compare, probe
 from foundry.evaluate.device_lock import Admission, DeviceGate, DeviceLock, gpu_lock_path
 from foundry.evaluate.isolation import (
@@ -77,6 +78,10 @@ class EvaluatorConfig:
     # On a GPU: trial inputs and outputs stay on the device, shared with the worker (evaluate/exchange.py),
     # instead of going through the job files on the host.
     device_exchange: bool = True
+    # Candidate processes confine themselves with Landlock (evaluate/landlock.py): writes only beneath their
+    # job directory and Triton's cache, no TCP. None: on the CPU, and not yet on a GPU, where it has not been
+    # checked that CUDA works under it (its device files are allowed, /dev/nvidia*).
+    file_sandbox: bool | None = None
 
 
 @dataclass
@@ -197,6 +202,11 @@ def trial_dtype(inputs: list[Any]) -> torch.dtype:
     return next((t.dtype for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()), torch.float32)
 
 
+@functools.cache
+def no_sandbox_warning() -> None:
+    log.warning("no Landlock on this system: candidate processes can write every file this user can")
+
+
 def total_memory(device_index: int | None) -> int:
     return torch.cuda.get_device_properties(device_index or 0).total_memory
 
@@ -269,6 +279,12 @@ class CandidateEvaluator:
         if self.is_cuda:
             torch.backends.cudnn.allow_tf32 = self.tf32
         self.env = child_environment({"TRITON_INTERPRET": "1"} if self.device == "cpu" else {})
+        self.env.pop(landlock.ENV, None)
+        if self.config.file_sandbox if self.config.file_sandbox is not None else not self.is_cuda:
+            if landlock.abi() >= 1:
+                self.env[landlock.ENV] = "1"
+            else:
+                no_sandbox_warning()
         if self.device == "cpu":
             self.env.pop("CUDA_VISIBLE_DEVICES", None)
         else:
@@ -419,7 +435,7 @@ class CandidateEvaluator:
                     ]
                 calls, after = [], []
                 for _, trial in exchange.call_plan(self.trials, len(refs)):
-                    views, descs = shared.outputs(refs[trial])
+                    views, descs = shared.outputs(refs[trial])  # none for outputs it cannot share: the file
                     prepared.calls.append(views)
                     calls.append(descs)
                 for trial in range(self.after_trials if self.timing_available else 0):

@@ -244,8 +244,11 @@ class Shared:
         return desc
 
     def outputs(self, reference: list[torch.Tensor]) -> tuple[list[torch.Tensor], list[dict[str, Any]]]:
-        """Poisoned buffers shaped like one call's reference outputs, and their descriptors."""
+        """Poisoned buffers shaped like one call's reference outputs, and their descriptors; none at all where
+        an output has a dtype the worker could not open (its outputs then go through the file)."""
         views, descs = [], []
+        if not all(r.dtype in DTYPES.values() for r in reference):
+            return views, descs
         for r in reference:
             view, desc = self.allocate(r)
             views.append(poison_(view, r))

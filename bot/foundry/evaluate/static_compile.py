@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from foundry.evaluate import jobfiles
+from foundry.evaluate import jobfiles, landlock
 
 TARGET = ("cuda", 90, 32)  # sm_90 (H100/H200), warp size 32
 MAX_SHARED_BYTES = 232448  # per block on sm_90
@@ -115,6 +115,12 @@ def main() -> None:
     jobdir = Path(sys.argv[1])
     out = os.fdopen(int(sys.argv[2]), "wb", buffering=0)
     expected = sys.argv[4] if len(sys.argv) > 4 else ""
+    if landlock.requested():  # before the candidate's module is loaded
+        try:
+            landlock.confine(jobdir)
+        except OSError as exc:
+            out.write((json.dumps({"phase": "compile", "error": landlock.failure(exc)}) + "\n").encode())
+            return
     try:
         source, raw = jobfiles.read_checked(jobdir, ("candidate.py", "signatures.json"), expected)
     except jobfiles.JobChanged as exc:

@@ -625,7 +625,14 @@ def main() -> None:
     else:
         jobdir = Path(sys.argv[1])
         expected = sys.argv[4] if len(sys.argv) > 4 else ""
-    from foundry.evaluate import jobfiles
+    from foundry.evaluate import jobfiles, landlock
+
+    if landlock.requested():  # before the job is read or any candidate code runs
+        try:
+            landlock.confine(jobdir)
+        except OSError as exc:
+            channel.send({"phase": "correctness", "stage": "load", "error": landlock.failure(exc)})
+            return
 
     try:
         source, settings = jobfiles.read_checked(jobdir, ("candidate.py", "job.json"), expected)

@@ -1,0 +1,168 @@
+"""A Landlock sandbox for candidate processes: they may write only beneath their own job directory and
+Triton's cache, open no TCP connection, and (where the kernel scopes them) reach no abstract Unix socket
+outside. Without it a candidate runs with every file of the user writable: it could rewrite a sibling's
+outputs in /dev/shm between that worker's write and the evaluator's read, rewrite the bot's own source or the
+checkout a later run uses, or send what it can read over the network. Reading stays open (Python, torch and
+Triton read all over the file system).
+
+Landlock is unprivileged and applies to the calling thread and what it starts afterwards: the worker calls
+`confine(jobdir)` on its main thread, before it reads the job or runs any candidate code (a warm worker, once
+it is handed its job). Linux 5.13+ (ABI 1); TCP rules from ABI 4, scopes from ABI 6; `abi()` is 0 where the
+kernel has none, and the evaluator then says so once and runs candidates without it. Imports only the
+standard library.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import glob
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+# <linux/landlock.h>
+CREATE_RULESET_VERSION = 1 << 0
+RULE_PATH_BENEATH = 1
+WRITE_FILE = 1 << 1
+REMOVE_DIR = 1 << 4
+REMOVE_FILE = 1 << 5
+MAKE_CHAR = 1 << 6
+MAKE_DIR = 1 << 7
+MAKE_REG = 1 << 8
+MAKE_SOCK = 1 << 9
+MAKE_FIFO = 1 << 10
+MAKE_BLOCK = 1 << 11
+MAKE_SYM = 1 << 12
+REFER = 1 << 13  # ABI 2
+TRUNCATE = 1 << 14  # ABI 3
+NET_BIND_TCP = 1 << 0  # ABI 4
+NET_CONNECT_TCP = 1 << 1
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+SCOPE_SIGNAL = 1 << 1
+SYSCALLS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}  # create_ruleset, add_rule, restrict_self
+PR_SET_NO_NEW_PRIVS = 38
+ENV = "FOUNDRY_SANDBOX_FILES"  # "1": the worker confines itself (the evaluator sets it)
+DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full")  # written to by libraries; nothing is kept there
+
+
+class RulesetAttr(ctypes.Structure):
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
+
+
+class PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    path = ctypes.util.find_library("c")
+    if path is None or platform.machine() not in SYSCALLS or not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(path, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+def abi() -> int:
+    """The kernel's Landlock ABI version, 0 without Landlock."""
+    libc = _libc()
+    if libc is None:
+        return 0
+    create = SYSCALLS[platform.machine()][0]
+    version = libc.syscall(create, None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION))
+    return max(int(version), 0)
+
+
+def writes(version: int) -> int:
+    """The file-system rights that change something, as far as the ABI knows them."""
+    rights = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO
+    rights |= MAKE_BLOCK | MAKE_SYM
+    if version >= 2:
+        rights |= REFER
+    if version >= 3:
+        rights |= TRUNCATE
+    return rights
+
+
+def restrict(writable: list[Path], device_files: tuple[str, ...] = DEVICE_FILES) -> int:
+    """Confine this thread (and what it starts): writes only beneath `writable` (directories, which must
+    exist) and to `device_files`, no TCP, no abstract Unix sockets or signals outside. Returns the ABI it
+    applied; raises OSError where the kernel refuses."""
+    libc = _libc()
+    version = abi()
+    if libc is None or version < 1:
+        raise OSError("Landlock is not available on this system")
+    create, add_rule, restrict_self = SYSCALLS[platform.machine()]
+    handled = writes(version)
+    attr = RulesetAttr(handled, 0, 0)
+    size = 8
+    if version >= 4:
+        attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP  # and no rule allows any port
+        size = 16
+    if version >= 6:
+        attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
+        size = 24
+    ruleset = int(libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    try:
+        rules = [(str(path), handled, os.O_PATH | os.O_DIRECTORY) for path in writable]
+        file_rights = handled & (WRITE_FILE | TRUNCATE)
+        for path in device_files:
+            if os.path.exists(path):
+                rules.append((path, file_rights, os.O_PATH | (os.O_DIRECTORY if os.path.isdir(path) else 0)))
+        for path, rights, flags in rules:
+            fd = os.open(path, flags | os.O_CLOEXEC)
+            try:
+                rule = PathBeneathAttr(rights, fd)
+                if libc.syscall(add_rule, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule({path})")
+            finally:
+                os.close(fd)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if libc.syscall(restrict_self, ruleset, ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return version
+
+
+def triton_cache() -> Path:
+    return Path(os.environ.get("TRITON_CACHE_DIR") or Path.home() / ".triton" / "cache")
+
+
+def confine(jobdir: Path) -> int:
+    """The candidate process's sandbox: its temporary files go to jobdir/tmp (Triton's compiler writes some),
+    and it may write only beneath jobdir and Triton's cache."""
+    scratch = jobdir / "tmp"
+    scratch.mkdir(exist_ok=True)
+    os.environ["TMPDIR"] = str(scratch)
+    tempfile.tempdir = str(scratch)
+    writable = [jobdir]
+    cache = triton_cache()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        writable.append(cache)
+    except OSError:  # no cache to write: Triton compiles without keeping what it compiled
+        pass
+    return restrict(writable, DEVICE_FILES + tuple(sorted(glob.glob("/dev/nvidia*"))))
+
+
+def failure(exc: BaseException) -> dict[str, object]:
+    """As a worker reports a failure (worker.classify's fields): no verdict on the candidate."""
+    message = f"the candidate's process could not confine itself (Landlock): {type(exc).__name__}: {exc}"
+    return {"kind": "crash", "rule": "sandbox_failed", "message": message[:500], "line": None, "evidence": ""}
+
+
+def requested() -> bool:
+    return os.environ.get(ENV) == "1"

@@ -1,0 +1,114 @@
+"""The candidate's file and network sandbox (evaluate/landlock.py): a confined process writes only beneath its
+job directory (and Triton's cache), opens no TCP connection, and still reads. Skipped where the kernel has no
+Landlock."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from foundry.core.records import Candidate
+from foundry.evaluate import landlock
+from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+from foundry.spec.loader import load_operator
+
+pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="no Landlock in this kernel")
+
+CHEATS = Path(__file__).resolve().parents[1] / "cheats"
+
+PROBE = """
+import socket, sys, tempfile
+from pathlib import Path
+from foundry.evaluate import landlock
+
+job, outside, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+landlock.confine(job)
+(job / "inside.txt").write_text("ok")
+with tempfile.NamedTemporaryFile() as scratch:
+    print("tmp", scratch.name)
+open("/dev/null", "w").write("x")
+for target in (outside / "escape.txt", outside / "existing.txt"):
+    try:
+        target.open("a").write("x")
+        print("wrote", target.name)
+    except PermissionError:
+        print("denied", target.name)
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=5)
+    print("connected")
+except PermissionError:
+    print("tcp denied")
+print("read", (outside / "existing.txt").read_text())
+"""
+
+
+def test_a_confined_process_writes_only_in_its_job_directory(tmp_path):
+    job, outside = tmp_path / "job", tmp_path / "outside"
+    job.mkdir()
+    outside.mkdir()
+    (outside / "existing.txt").write_text("kept")
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, str(job), str(outside), str(server.getsockname()[1])],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"tmp {job / 'tmp'}/" + lines[0].rsplit("/", 1)[1]  # temporary files in the job dir
+    assert lines[1:] == ["denied escape.txt", "denied existing.txt", "tcp denied", "read kept"]
+    assert (job / "inside.txt").read_text() == "ok"
+    assert not (outside / "escape.txt").exists() and (outside / "existing.txt").read_text() == "kept"
+
+
+ESCAPE = """
+import socket as _socket
+
+def _try_escape():
+    tried = []
+    try:
+        open(ESCAPE_TO, "w").write("a candidate was here")
+    except OSError as exc:
+        tried.append(type(exc).__name__)
+    try:
+        _socket.create_connection(("127.0.0.1", PORT), timeout=5).sendall(b"secrets")
+    except OSError as exc:
+        tried.append(type(exc).__name__)
+    return tried
+
+TRIED = _try_escape()
+"""
+
+
+@pytest.mark.parametrize("sandbox", [None, False])
+def test_a_candidate_cannot_write_outside_its_job_or_connect_out(tmp_path, sandbox):
+    target = tmp_path / "escape.txt"
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        server.settimeout(0.5)
+        header = f"ESCAPE_TO = {str(target)!r}\nPORT = {server.getsockname()[1]}\n"
+        source = header + textwrap.dedent(ESCAPE) + (CHEATS / "honest" / "softmax.py").read_text()
+        operator = load_operator(str(CHEATS / "operators" / "softmax_rows.py"))
+        # the static guard refuses open() and sockets: off, to reach the sandbox
+        config = EvaluatorConfig(trials=2, static_guard=False, file_sandbox=sandbox)
+        evaluator = CandidateEvaluator(operator, config=config, device="cpu")
+        verdict = evaluator.evaluate(Candidate(id="escape", source=source))
+        try:
+            connection, _ = server.accept()
+            connection.close()
+            connected = True
+        except TimeoutError:
+            connected = False
+    assert verdict.verified, verdict.failure  # it caught its errors and computed the softmax
+    if sandbox is None:  # the default on the CPU
+        assert not target.exists() and not connected
+    else:  # the same candidate without the sandbox: the test can tell
+        assert target.read_text() == "a candidate was here" and connected
