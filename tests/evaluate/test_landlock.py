@@ -1,6 +1,6 @@
 """The candidate's file and network sandbox (evaluate/landlock.py): a confined process writes only beneath its
-job directory (and Triton's cache), opens no TCP connection, and still reads. Skipped where the kernel has no
-Landlock."""
+job directory (and Triton's cache), opens no TCP connection, cannot open its parent's memory, and still reads.
+Skipped where the kernel has no Landlock."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="no Landlock in this 
 CHEATS = Path(__file__).resolve().parents[1] / "cheats"
 
 PROBE = """
-import socket, sys, tempfile
+import os, socket, sys, tempfile
 from pathlib import Path
 from foundry.evaluate import landlock
 
@@ -43,6 +43,11 @@ try:
 except PermissionError:
     print("tcp denied")
 print("read", (outside / "existing.txt").read_text())
+try:  # the parent's memory, which a process of the same user (or root) may otherwise read and write
+    open(f"/proc/{os.getppid()}/mem", "r+b").close()
+    print("parent memory opened")
+except PermissionError:
+    print("parent memory denied")
 """
 
 
@@ -63,7 +68,7 @@ def test_a_confined_process_writes_only_in_its_job_directory(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert lines[0] == f"tmp {job / 'tmp'}/" + lines[0].rsplit("/", 1)[1]  # temporary files in the job dir
-    assert lines[1:] == ["denied escape.txt", "denied existing.txt", "tcp denied", "read kept"]
+    assert lines[1:] == ["denied escape.txt", "denied existing.txt", "tcp denied", "read kept", "parent memory denied"]
     assert (job / "inside.txt").read_text() == "ok"
     assert not (outside / "escape.txt").exists() and (outside / "existing.txt").read_text() == "kept"
 

@@ -2,7 +2,9 @@
 Triton's cache, open no TCP connection, and (where the kernel scopes them) reach no abstract Unix socket
 outside. Without it a candidate runs with every file of the user writable: it could rewrite a sibling's
 outputs in /dev/shm between that worker's write and the evaluator's read, rewrite the bot's own source or the
-checkout a later run uses, or send what it can read over the network. Reading stays open (Python, torch and
+checkout a later run uses, or send what it can read over the network. Landlock also keeps a confined process
+from tracing or opening the memory of processes outside its domain (/proc/PID/mem of the evaluator, which
+runs as the same user; seccomp denies ptrace but not that open). Reading files stays open (Python, torch and
 Triton read all over the file system).
 
 Landlock is unprivileged and applies to the calling thread and what it starts afterwards: the worker calls
