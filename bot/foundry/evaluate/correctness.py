@@ -78,7 +78,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
         )
     err, bad = elementwise(o, r, tol)
     if not bool(bad.any()):
-        return relative_rms(o, r, tol, kind, what, ref.shape)
+        return relative_rms(o, r, err, tol, kind, what)
     n = int(bad.sum())
     worst = int(torch.where(bad, err, torch.zeros_like(err)).argmax())
     first = int(bad.nonzero()[0])
@@ -122,25 +122,28 @@ def chunked_sums(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> tuple[
     for start in range(0, r_flat.numel(), CHUNK):
         o = o_flat[start : start + CHUNK].to(torch.float64)
         r = r_flat[start : start + CHUNK].to(torch.float64)
-        if bool((torch.isnan(o) & ~torch.isnan(r)).any()) or bool(elementwise(o, r, tol)[1].any()):
+        err, bad = elementwise(o, r, tol)
+        if bool((torch.isnan(o) & ~torch.isnan(r)).any()) or bool(bad.any()):
             return None
-        finite = torch.isfinite(r) & torch.isfinite(o)
-        sq_err += float((o - r)[finite].pow(2).sum())
-        sq_ref += float(r[finite].pow(2).sum())
-        finite_count += int(finite.sum())
+        sums = squared_sums(o, r, err)
+        sq_err, sq_ref, finite_count = sq_err + sums[0], sq_ref + sums[1], finite_count + sums[2]
     return sq_err, sq_ref, finite_count
 
 
+def squared_sums(o: torch.Tensor, r: torch.Tensor, err: torch.Tensor) -> tuple[float, float, int]:
+    """Over the elements where output and reference are both finite: the sum of squared errors (err from
+    elementwise), of squared reference values, and their count."""
+    finite = torch.isfinite(r) & torch.isfinite(o)
+    return float(err[finite].pow(2).sum()), float(r[finite].pow(2).sum()), int(finite.sum())
+
+
 def relative_rms(
-    o: torch.Tensor, r: torch.Tensor, tol: Tolerance, kind: FailureKind, what: str, shape: torch.Size
+    o: torch.Tensor, r: torch.Tensor, err: torch.Tensor, tol: Tolerance, kind: FailureKind, what: str
 ) -> Diagnosis | None:
     """In aggregate the error must also be small relative to the signal: rms(out - ref) <= rtol * rms(ref).
     Elementwise atol alone lets outputs far below 1 keep only a digit or two (quantized, truncated)."""
-    finite = torch.isfinite(r) & torch.isfinite(o)
-    diff = (o - r)[finite]
-    return rms_check(
-        float(diff.pow(2).sum()), float(r[finite].pow(2).sum()), int(finite.sum()), o.numel(), tol, kind, what
-    )
+    sq_err, sq_ref, finite = squared_sums(o, r, err)
+    return rms_check(sq_err, sq_ref, finite, o.numel(), tol, kind, what)
 
 
 def rms_check(

@@ -95,7 +95,6 @@ class Prepared:
     containers: list[str]  # the reference's output container per trial
     first: list[Any]  # trial 0's inputs: to time the reference (meta tensors once it has been timed)
     shared: exchange.Shared | None = None
-    inputs: list[list[dict[str, Any] | None]] = field(default_factory=list)  # shared inputs' descriptors
     calls: list[list[torch.Tensor]] = field(default_factory=list)  # output buffers per call of the plan
     after: list[list[torch.Tensor]] = field(default_factory=list)  # per call after the timing run
     descriptors: dict[str, Any] = field(default_factory=dict)  # job.json's "exchange"
@@ -427,7 +426,7 @@ class CandidateEvaluator:
                 "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
                 "trials": hosted,
             }
-            prepared = Prepared(payload, refs, model, containers, first, shared, inputs_shared)
+            prepared = Prepared(payload, refs, model, containers, first, shared)
             if shared is not None:
                 if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
                     prepared.first = [
@@ -578,12 +577,13 @@ class CandidateEvaluator:
                     judged.update(self.judge(message, jobdir, prepared))
                     marks["judged"] = time.monotonic()
                     if isinstance(message.get("peak_bytes"), int):
+                        gib = total_memory(self.device_index) / 2**30
                         log.debug(
                             "%s: worker peak %.2f GiB of device memory (cap %.2f of %.0f), evaluator holds %.2f GiB",
                             candidate.id,
                             message["peak_bytes"] / 2**30,
-                            job["gpu_memory_fraction"] * total_memory(self.device_index) / 2**30,
-                            total_memory(self.device_index) / 2**30,
+                            job["gpu_memory_fraction"] * gib,
+                            gib,
                             prepared.held_bytes() / 2**30,
                         )
                     go = not judged["failures"] and self.timing_available
@@ -712,7 +712,7 @@ class CandidateEvaluator:
             "fresh": "on new inputs after all other calls",
         }
         for call, mapped, on_device in zip(calls, outputs, shared, strict=True):
-            out = on_device if on_device is not None else self.onto_device(mapped)  # one call's at a time
+            out = self.onto_device(mapped, on_device)  # one call's outputs on the device at a time
             label, trial = call["label"], call["trial"]
             expected = refs[trial]
             what = f"trial {trial}" if label == "trial" else f"{label} call (expects trial {trial})"
@@ -752,9 +752,13 @@ class CandidateEvaluator:
         size would not fit beside the workers. On the CPU they are copied out of the file as it is read."""
         return jobfiles.load(path, "cpu", mapped=self.is_cuda)
 
-    def onto_device(self, out: list[torch.Tensor] | None) -> list[torch.Tensor] | None:
-        """One call's outputs, copied from the mapped file to the device (the copy is what is judged, so a
-        file changed afterwards changes nothing)."""
+    def onto_device(
+        self, out: list[torch.Tensor] | None, shared: list[torch.Tensor] | None = None
+    ) -> list[torch.Tensor] | None:
+        """One call's outputs on the device: the shared buffers the worker delivered them to, else copied from
+        the mapped file (the copy is what is judged, so a file changed afterwards changes nothing)."""
+        if shared is not None:
+            return shared
         if out is None or not self.is_cuda:
             return out
         return to_device(out, self.device)
@@ -868,8 +872,7 @@ class CandidateEvaluator:
             returned = f"{len(outputs)} trial(s) of outputs, not {len(refs)}"
             return stale(f"after the timing run the worker returned {returned}")
         for t, mapped in enumerate(outputs):
-            on_device = shared[t] if shared is not None and t < len(shared) else None
-            out = on_device if on_device is not None else self.onto_device(mapped)
+            out = self.onto_device(mapped, shared[t] if shared is not None and t < len(shared) else None)
             if out is None or len(out) != len(refs[t]):
                 return stale(f"after the timing run, trial {t}'s outputs are no longer plain tensors")
             for k, (o, r) in enumerate(zip(out, refs[t], strict=True)):

@@ -43,12 +43,17 @@ def load(path: Path, device: str = "cpu", *, mapped: bool | None = None) -> Any:
     return torch.load(path, weights_only=True, mmap=mapped, map_location=device)
 
 
+def no_verdict(rule: str, message: str) -> dict[str, Any]:
+    """A failure of the evaluation itself, as a child reports failures (worker.classify's fields): no verdict
+    on the candidate's code."""
+    return {"kind": "crash", "rule": rule, "message": message[:500], "line": None, "evidence": ""}
+
+
 class JobChanged(Exception):
     """A job file is not what the parent wrote."""
 
     def error(self) -> dict[str, Any]:
-        """As a child reports a failure (worker.classify's fields): no verdict on the candidate's code."""
-        return {"kind": "crash", "rule": "job_changed", "message": str(self), "line": None, "evidence": ""}
+        return no_verdict("job_changed", str(self))
 
 
 def digest(*blobs: bytes) -> str:

@@ -160,10 +160,9 @@ def confine(jobdir: Path) -> int:
     return restrict(writable, DEVICE_FILES + tuple(sorted(glob.glob("/dev/nvidia*"))))
 
 
-def failure(exc: BaseException) -> dict[str, object]:
-    """As a worker reports a failure (worker.classify's fields): no verdict on the candidate."""
-    message = f"the candidate's process could not confine itself (Landlock): {type(exc).__name__}: {exc}"
-    return {"kind": "crash", "rule": "sandbox_failed", "message": message[:500], "line": None, "evidence": ""}
+def failure(exc: BaseException) -> str:
+    """Why confine() failed, for the evaluator (no verdict on the candidate)."""
+    return f"the candidate's process could not confine itself (Landlock): {type(exc).__name__}: {exc}"
 
 
 def requested() -> bool:

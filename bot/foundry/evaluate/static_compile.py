@@ -119,7 +119,8 @@ def main() -> None:
         try:
             landlock.confine(jobdir)
         except OSError as exc:
-            out.write((json.dumps({"phase": "compile", "error": landlock.failure(exc)}) + "\n").encode())
+            error = jobfiles.no_verdict("sandbox_failed", landlock.failure(exc))
+            out.write((json.dumps({"phase": "compile", "error": error}) + "\n").encode())
             return
     try:
         source, raw = jobfiles.read_checked(jobdir, ("candidate.py", "signatures.json"), expected)

@@ -100,13 +100,6 @@ def triton_error_line(exc: BaseException, candidate_path: str) -> int | None:
     return None
 
 
-def exchange_failure(exc: BaseException) -> dict[str, Any]:
-    """As classify's fields: the evaluator's device buffers did not open here (no verdict on the candidate;
-    the evaluator sends files from then on)."""
-    message = f"the evaluator's device buffers did not open in the worker: {type(exc).__name__}: {exc}"
-    return {"kind": "crash", "rule": "exchange_failed", "message": message[:500], "line": None, "evidence": ""}
-
-
 def storage_span(t: Any) -> tuple[int, int]:
     storage = t.untyped_storage()
     return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
@@ -199,8 +192,10 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
                         trial[i] = exchange.open_shared(desc)
             call_buffers = [[exchange.open_shared(d) for d in call] for call in shared["calls"]]
             after_buffers = [[exchange.open_shared(d) for d in call] for call in shared["after"]]
-        except Exception as exc:  # no verdict on the candidate: the evaluator's buffers did not open
-            channel.send({"phase": "correctness", "stage": "load", "error": exchange_failure(exc)})
+        except Exception as exc:  # no verdict on the candidate: the evaluator sends files from then on
+            why = f"the evaluator's device buffers did not open in the worker: {type(exc).__name__}: {exc}"
+            error = jobfiles.no_verdict("exchange_failed", why)
+            channel.send({"phase": "correctness", "stage": "load", "error": error})
             return
     mark("job loaded")
     candidate_path = str(jobdir / "candidate.py")
@@ -631,7 +626,8 @@ def main() -> None:
         try:
             landlock.confine(jobdir)
         except OSError as exc:
-            channel.send({"phase": "correctness", "stage": "load", "error": landlock.failure(exc)})
+            error = jobfiles.no_verdict("sandbox_failed", landlock.failure(exc))
+            channel.send({"phase": "correctness", "stage": "load", "error": error})
             return
 
     try:
