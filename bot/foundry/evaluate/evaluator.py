@@ -79,9 +79,9 @@ class EvaluatorConfig:
     # instead of going through the job files on the host.
     device_exchange: bool = True
     # Candidate processes confine themselves with Landlock (evaluate/landlock.py): writes only beneath their
-    # job directory and Triton's cache, no TCP. None: on the CPU, and not yet on a GPU, where it has not been
-    # checked that CUDA works under it (its device files are allowed, /dev/nvidia*).
-    file_sandbox: bool | None = None
+    # job directory and Triton's cache, no TCP. On a GPU the worker opens the device first (the driver's
+    # first call fails under it); the whole GPU suite passed confined on the H200 (2026-12-04).
+    file_sandbox: bool = True
 
 
 @dataclass
@@ -279,7 +279,7 @@ class CandidateEvaluator:
             torch.backends.cudnn.allow_tf32 = self.tf32
         self.env = child_environment({"TRITON_INTERPRET": "1"} if self.device == "cpu" else {})
         self.env.pop(landlock.ENV, None)
-        if self.config.file_sandbox if self.config.file_sandbox is not None else not self.is_cuda:
+        if self.config.file_sandbox:
             if landlock.abi() >= 1:
                 self.env[landlock.ENV] = "1"
             else:

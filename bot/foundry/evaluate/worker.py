@@ -624,6 +624,12 @@ def main() -> None:
 
     if landlock.requested():  # before the job is read or any candidate code runs
         try:
+            if os.environ.get("FOUNDRY_WARM_DEVICE") == "cuda":
+                # the driver's first call fails under Landlock (error 304 on the H200 machine, even with only
+                # the file rules of ABI 1): the device is opened first, as a warm worker already has
+                import torch
+
+                torch.cuda.init()
             landlock.confine(jobdir)
         except OSError as exc:
             error = jobfiles.no_verdict("sandbox_failed", landlock.failure(exc))
