@@ -92,7 +92,7 @@ TRIED = _try_escape()
 """
 
 
-@pytest.mark.parametrize("sandbox", [None, False])
+@pytest.mark.parametrize("sandbox", [True, False])
 def test_a_candidate_cannot_write_outside_its_job_or_connect_out(tmp_path, sandbox):
     target = tmp_path / "escape.txt"
     with socket.socket() as server:
@@ -113,7 +113,7 @@ def test_a_candidate_cannot_write_outside_its_job_or_connect_out(tmp_path, sandb
         except TimeoutError:
             connected = False
     assert verdict.verified, verdict.failure  # it caught its errors and computed the softmax
-    if sandbox is None:  # the default on the CPU
+    if sandbox:  # the default
         assert not target.exists() and not connected
     else:  # the same candidate without the sandbox: the test can tell
         assert target.read_text() == "a candidate was here" and connected
