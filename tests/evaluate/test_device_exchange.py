@@ -4,11 +4,13 @@ by tests/gpu/test_exchange_gpu.py."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
+import pytest
 import torch
 from foundry.core.records import FailureKind
-from foundry.evaluate import jobfiles
+from foundry.evaluate import exchange, jobfiles
 from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig, delivered
 from foundry.evaluate.exchange import call_plan, deliver, poison_, shareable, span
 from foundry.spec.loader import load_operator
@@ -28,6 +30,28 @@ def test_call_plan_orders_trials_rewrite_variants_and_state_calls():
         ("fresh", 1),
     ]
     assert call_plan(1, 1) == [("trial", 0), ("repeat", 0), ("moved", 0)]  # no rewrite or fresh with one trial
+
+
+def test_closing_frees_every_buffer_even_after_a_failure(monkeypatch):
+    freed: list[int] = []
+
+    class Runtime:
+        def free(self, pointer: int) -> None:
+            freed.append(pointer)
+            if pointer == 2:
+                raise RuntimeError("cudaFree failed: error 1")
+
+    monkeypatch.setattr(exchange, "runtime", Runtime)
+    monkeypatch.setattr(exchange.torch.cuda, "device", lambda index: contextlib.nullcontext())
+    monkeypatch.setattr(exchange.torch.cuda, "synchronize", lambda: None)
+    shared = exchange.Shared(0)
+    shared.pointers, shared.nbytes = [1, 2, 3], 3072
+    with pytest.raises(RuntimeError, match="cudaFree failed"):
+        shared.close()
+    assert freed == [1, 2, 3]  # the buffer after the failing one too
+    assert shared.pointers == [] and shared.nbytes == 0
+    shared.close()  # nothing left: a second close frees nothing
+    assert freed == [1, 2, 3]
 
 
 def test_shareable_inputs_reach_no_element_twice():

@@ -256,16 +256,23 @@ class Shared:
         return views, descs
 
     def close(self) -> None:
-        """Free every buffer. Only once the worker that opened them is gone."""
+        """Free every buffer. Only once the worker that opened them is gone. A buffer that fails to free does
+        not keep the others: all are tried, then the first failure is raised."""
         if not self.pointers:
             return
         rt = runtime()
+        failed: list[Exception] = []
         with torch.cuda.device(self.device_index):
             torch.cuda.synchronize()
             pointers, self.pointers = self.pointers, []
             for pointer in pointers:
-                rt.free(pointer)
+                try:
+                    rt.free(pointer)
+                except Exception as exc:  # the rest are still freed
+                    failed.append(exc)
         self.nbytes = 0
+        if failed:
+            raise failed[0]
 
 
 def open_shared(desc: dict[str, Any], device_index: int = 0) -> torch.Tensor:
