@@ -193,6 +193,10 @@ def split_launch(source: str) -> bool:
     return "_split_partial_kernel[(M, splits)]" in source and "_split_fwd_kernel[" in source
 
 
+def one_launch(source: str) -> bool:
+    return "_split_one_kernel[(M * tiles,)]" in source
+
+
 CASES = [
     # 105 = 48 + 48 + 9: chunks of three 16-wide tiles, a short last chunk
     ("groupnorm-3-chunks-of-3-tiles", GROUPNORM, {"row.split": 3, "row.BLOCK_N": 16, "row.welford": "tile"}),
@@ -217,6 +221,33 @@ def test_split_rows_are_verified(writer: TemplateWriter, tmp_path: Path, name: s
     path = operator_file(tmp_path, body)
     source = writer.render(request_for(path).spec, genes)
     assert split_launch(source), source
+    verdict = evaluate(path, source, name)
+    assert verdict.verified, explain(verdict)
+
+
+# the same cases in one launch: a program per tile (16 wide), so 105 = 6 x 16 + 9 is 7 programs per row. The
+# interpreter runs programs one after another, so every program but a row's last finds the row incomplete
+# after its one check and computes the other chunks' partials itself; the last merges what the others
+# stored: both paths of the kernel are checked against the reference
+ONE_CASES = [
+    ("groupnorm-one-launch", GROUPNORM, {}),
+    ("layernorm-epilogue-one-launch", LAYERNORM_EPILOGUE, {}),
+    ("row-stats-outputs-one-launch", ROW_STATS, {}),  # per-row outputs stored by chunk 0
+    ("softmax-row-temperature-one-launch", ROW_TEMPERATURE, {}),  # (max, sum of exp) partials, a per-row input
+    ("groupnorm-channel-tiles-one-launch", CHANNEL_TILES, {}),  # one weight per tile (CH_TILE) and the gather
+]
+
+
+@pytest.mark.interp
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "body", "genes"), ONE_CASES, ids=[c[0] for c in ONE_CASES])
+def test_split_rows_in_one_launch_are_verified(
+    writer: TemplateWriter, tmp_path: Path, name: str, body: str, genes: dict
+):
+    path = operator_file(tmp_path, body)
+    genes = {"row.split": 4, "row.combine": "one_kernel", "row.BLOCK_N": 16, **genes}
+    source = writer.render(request_for(path).spec, genes)
+    assert one_launch(source), source
     verdict = evaluate(path, source, name)
     assert verdict.verified, explain(verdict)
 
@@ -281,6 +312,56 @@ def auto_splits(source: str, rows: int, n: int) -> int:
     return scope["splits"]
 
 
+def test_one_launch_waits_a_bounded_time_and_falls_back_to_the_input(writer: TemplateWriter, tmp_path: Path):
+    source = writer.render(
+        request_for(operator_file(tmp_path, GROUPNORM)).spec,
+        {"row.split": 8, "row.combine": "one_kernel", "row.BLOCK_N": 2048},
+    )
+    one = source.split("def _op_split_one_kernel")[1].split("@triton.jit")[0]
+    arrive = one.index("tl.atomic_add(sync_ptr + row, 1, sem='release')")
+    assert one.index("tl.store(part + 2, sum_2_m2") < one.index("tl.debug_barrier()") < arrive
+    assert "while (arrived < S) & (spins < SPIN_LIMIT):" in one  # bounded
+    fallback = one.split("if arrived < S:")[1].split("tl.debug_barrier()")[0]
+    # the row's other chunks from the input, in names of their own (this program's tile v_1 stays as loaded)
+    assert "for other in range(0, S):" in fallback and "v_1_o = tl.load(v_1_ptr + row_off + cols_o" in fallback
+    assert "part_o = part_ptr + (rows * S + other) * 3" in fallback and "v_1 =" not in fallback
+    merge = one.split("tl.debug_barrier()")[-1]
+    assert "cache_modifier='.cg'" in merge and "tl.sum(sum_2_pcount, axis=0)" in merge  # scalar statistics
+    assert "v_1_ptr" not in merge  # the chunk is written from the tile in registers, not read again
+    assert "arrived = torch.zeros((M,)" in source and "spin_limit = 65536 if v_1.device.type == 'cuda' else 1" in source
+
+
+def launch_choice(source: str, rows: int, n: int) -> str:
+    """Run the launcher's sizing lines for a (rows, n) problem: which split path it takes."""
+    lines = [line.strip() for line in source.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("splits = min("))
+    stop = next(i for i, line in enumerate(lines) if line.startswith("if one_launch:"))
+    scope = {"triton": triton, "M": rows, "N": n}
+    exec("\n".join(lines[start:stop]), scope)
+    return "one" if scope["one_launch"] else "two" if scope["splits"] > 1 else "whole"
+
+
+def test_one_launch_takes_rows_of_two_to_64_tiles(writer: TemplateWriter):
+    genes = {"row.split": "auto", "row.combine": "one_kernel", "row.BLOCK_N": 8192, "row.num_warps": 4}
+    source = writer.render(request_for(EXAMPLES / "groupnorm.py").spec, genes)
+    assert launch_choice(source, 128, 262144) == "one"  # group norm's 128 rows of 32 tiles: one read of each row
+    assert launch_choice(source, 2, 64 * 8192) == "one"
+    assert launch_choice(source, 2, 64 * 8192 + 1) == "two"  # more tiles than SMs might hold: two kernels
+    assert launch_choice(source, 16384, 4096) == "whole"  # many rows: one program per row
+
+
+def test_renamed_statements_leave_keyword_arguments_and_other_names():
+    from foundry.codegen.rowsplit import renamed
+
+    lines = ["mask = cols < N", "v = tl.load(p + cols, mask=mask, other=0.0)", "acc += v", "s = acc + masked"]
+    assert renamed(lines, "_o") == [
+        "mask_o = cols < N",
+        "v_o = tl.load(p + cols, mask=mask_o, other=0.0)",
+        "acc_o += v_o",
+        "s_o = acc_o + masked",
+    ]
+
+
 def test_auto_splits_fill_the_gpu_only_for_few_long_rows(writer: TemplateWriter):
     source = writer.render(request_for(EXAMPLES / "groupnorm.py").spec, {"row.split": "auto"})
     assert auto_splits(source, 128, 262144) == 8  # 1024 programs for 132 SMs, chunks of 32K elements
@@ -297,8 +378,10 @@ def test_generation_zero_proposes_split_rows_for_few_long_rows(writer: TemplateW
     even = writer.propose(request_for(path, count=2, island=0))
     odd = writer.propose(request_for(path, count=2, island=1))
     assert [c.genes["row.split"] for c in even] == [1, "auto"]
-    assert [c.genes["row.split"] for c in odd] == ["auto", 1]  # both kinds measured even at one child each
-    assert split_launch(odd[0].source) and "split rows" in odd[0].notes
+    assert [c.genes["row.split"] for c in odd] == ["auto", "auto"]  # both kinds measured even at one child each
+    assert one_launch(odd[0].source) and "split rows in one launch" in odd[0].notes
+    assert odd[0].genes["row.BLOCK_N"] == 8192 and odd[0].genes["row.num_warps"] == 4  # kept by genes.repair
+    assert split_launch(odd[1].source) and not one_launch(odd[1].source)
     many_rows = writer.propose(request_for(EXAMPLES / "layernorm.py", count=4))
     assert all(c.genes["row.split"] == 1 or "mutation" in c.notes for c in many_rows)
     assert not any("split rows" in c.notes for c in many_rows)

@@ -14,11 +14,14 @@ from foundry.writers.template import TemplateWriter
 
 pytestmark = [pytest.mark.interp, pytest.mark.slow]
 
+ONE_LAUNCH = {"row.split": 4, "row.combine": "one_kernel", "row.BLOCK_N": 8}
 CASES = [
     ("softmax", EXAMPLES / "softmax.py", {}),
     ("groupnorm-looped-welford", EXAMPLES / "groupnorm.py", {"row.max_single_n": 0, "row.welford": "tile"}),
     ("groupnorm-split-rows", EXAMPLES / "groupnorm.py", {"row.split": 4}),  # partials + merge kernels
     ("groupnorm-lane-welford", EXAMPLES / "groupnorm.py", {"row.split": 4, "row.welford": "lane"}),
+    # one launch: arrival counter, bounded wait (atomics, a while loop), merge (rows of 5 tiles here)
+    ("groupnorm-one-launch", EXAMPLES / "groupnorm.py", ONE_LAUNCH),
     ("cross-entropy", EXAMPLES / "cross_entropy.py", {}),
     ("channel-affine-rows", OPERATORS / "channel_affine.py", {}),
     ("mean-dim1", EXAMPLES / "mean_dim1.py", {}),
@@ -52,6 +55,8 @@ def test_compiles_for_sm90_without_spills(writer: TemplateWriter, name: str, pat
     verdict = evaluator.evaluate(Candidate(id=name, source=source, writer="template"))
     assert verdict.verified, explain(verdict)
     assert verdict.kernels, "no compiled kernel facts"
+    if genes is ONE_LAUNCH:  # the one-launch kernel itself was compiled, not only the fallback paths
+        assert [k.name for k in verdict.kernels] == ["_groupnorm_split_one_kernel"], verdict.kernels
     for facts in verdict.kernels:
         assert facts.spills == 0, facts
         assert (facts.shared_bytes or 0) <= 227 * 1024, facts

@@ -48,6 +48,11 @@ def sweep(path: str, gene_sets: list[dict[str, Any]], moved_bytes: Callable[[lis
     with torch.no_grad():
         want = ref(*inputs)
         print(f"eager {bench(lambda: ref(*inputs)):.3f} ms", flush=True)
+        if GPU and moved_bytes:  # the device's copy bandwidth, the yardstick of memory-bound kernels
+            src = inputs[0]
+            dst = torch.empty_like(src)
+            copy_ms = bench(lambda: dst.copy_(src))
+            print(f"copy of the first input {copy_ms:.3f} ms, {2 * src.nbytes / copy_ms / 1e9:.2f} TB/s", flush=True)
         if GPU:
             comp = torch.compile(ref)
             comp(*inputs)

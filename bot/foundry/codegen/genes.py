@@ -25,6 +25,9 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     # programs per row: 1 = one program walks the whole row; more = partial statistics per chunk, then a
     # merge-and-normalize kernel (few, very long rows: group norm); auto = sized by rows and SM count
     "row.split": (1, 2, 4, 8, 16, 32, 64, "auto"),
+    # split rows: the row's partials merged by a second kernel, or in the same launch, a program per tile
+    # waiting for the row's other tiles (the row read once, not twice; rows of up to 64 tiles)
+    "row.combine": ("two_kernels", "one_kernel"),
     # looped mean/variance: merge each tile's statistics into the row's (tile) or keep them per lane and
     # merge the lanes once after the loop (lane: no block-wide reduction per tile)
     "row.welford": ("tile", "lane"),
@@ -70,6 +73,7 @@ DEFAULTS: dict[str, Gene] = {
     "row.num_warps": 8,
     "row.online_reduction": True,
     "row.split": 1,
+    "row.combine": "two_kernels",
     # lanes: on the H200 every one of 24 group-norm variants (split, BLOCK_N, warps) ran 1.5-4.4x faster with
     # per-lane statistics than with a block-wide reduction per tile (tests/gpu/split_sweep.py, 2026-12-03)
     "row.welford": "lane",
@@ -150,11 +154,17 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
         # candidate's compile took 64-68 s beside 7 others and held up its whole generation; its genes were
         # not logged). Softmax's one-pass kernel: no spills at 128 per thread, 328 bytes at 256, 2.8 KB at
         # 512. Tiles shrink to fit (rows longer than max_single_n go to the looped kernel).
+        # Split rows in one launch hold one tile per program, with no per-lane statistics: 64 values per
+        # thread compiled without spills (8192 over 4 warps: 209 registers), and on the H200 that tile was the
+        # fastest of the one-launch group norms (0.091 ms; 8192 over 8 warps 0.102, 4096 over 4 0.106;
+        # tests/gpu/gene_sweep.py, 2026-12-04). The module's looped kernels take the same tile where they run.
         threads = 32 * g.get("row.num_warps", DEFAULTS["row.num_warps"])
+        one_launch = g.get("row.combine") == "one_kernel" and g.get("row.split", 1) != 1
+        per_thread = 64 if one_launch else 32
         while (
             "row.BLOCK_N" in g
             and g["row.BLOCK_N"] > SPACE["row.BLOCK_N"][0]
-            and g["row.BLOCK_M"] * g["row.BLOCK_N"] > 32 * threads
+            and g["row.BLOCK_M"] * g["row.BLOCK_N"] > per_thread * threads
         ):
             g["row.BLOCK_N"] //= 2
         while g.get("row.max_single_n", 0) > 0 and g["row.BLOCK_M"] * g["row.max_single_n"] > 128 * threads:

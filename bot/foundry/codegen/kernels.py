@@ -729,6 +729,9 @@ class RowEmitter(SegmentEmitter):
         names.append(loop_name)
         split = self.split_kernels()
         if split is not None:
+            if split.one_launch:
+                kernels += ["\n".join(split.one_kernel(f"_{self.prefix}_split_one_kernel"))]
+                names += [f"_{self.prefix}_split_one_kernel"]
             kernels += ["\n".join(split.partial_kernel(f"_{self.prefix}_split_partial_kernel"))]
             kernels += ["\n".join(split.finish_kernel(f"_{self.prefix}_split_fwd_kernel"))]
             names += [f"_{self.prefix}_split_partial_kernel", f"_{self.prefix}_split_fwd_kernel"]
@@ -769,7 +772,8 @@ class RowEmitter(SegmentEmitter):
         else:
             whole.append(loop_call)
         if split is not None:
-            lines += split.launcher_lines(names[-2], names[-1], f"{base_t}.device", call, whole)
+            one = names[-3] if split.one_launch else None
+            lines += split.launcher_lines(names[-2], names[-1], f"{base_t}.device", call, whole, one)
         else:
             lines += whole
         lines.append(f"return {', '.join(self.seg.outputs)}")

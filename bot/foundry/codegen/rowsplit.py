@@ -34,8 +34,23 @@ MAX_SPLITS = 64
 MIN_SPLIT_N = 16384
 MIN_CHUNK = 4096
 FEW_ROWS = 2 * SM_COUNT
+# one-launch split rows: checks of the row's arrival counter before a program computes the row's partials
+# itself (an atomic read from L2 is about 1 us on an H200: ~65 ms, never reached when programs start in order)
+SPIN_LIMIT = 1 << 16
 
 SPLITTABLE = frozenset({"sum", "max", "min"})
+
+
+def renamed(lines: list[str], suffix: str) -> list[str]:
+    """Statements with every name they assign (and its later uses) suffixed: a copy of a computation that
+    leaves the original's variables alone."""
+    assigned = {m.group(1) for line in lines if (m := re.match(r"(\w+)\s*[-+*/]?=(?!=)", line))}
+    if not assigned:
+        return list(lines)
+    names = "|".join(sorted(assigned, key=len, reverse=True))
+    target = re.compile(rf"^({names})\b")  # the statement's own target
+    use = re.compile(rf"\b({names})\b(?!\s*=(?!=))")  # not a keyword argument (mask=...)
+    return [use.sub(lambda m: m.group(1) + suffix, target.sub(rf"\g<1>{suffix}", line)) for line in lines]
 
 
 class RowSplit:
@@ -84,6 +99,24 @@ class RowSplit:
 
     # -- kernels --------------------------------------------------------------------------------------
 
+    def targets(self) -> list[str]:
+        """The values the partial statistics reduce (the online max's operand for an online pair)."""
+        em = self.em
+        targets = [self.nodes[r].args[0] for r in self.reductions if r not in em.online and r not in em.welford]
+        return targets + [self.nodes[em.online[r]].args[0] for r in self.reductions if r in em.online]
+
+    def partial_stores(self, sid: str) -> list[str]:
+        """A chunk's partial statistics (its accumulators collapsed) into its slot of the scratch tensor."""
+        lines = [f"part = part_ptr + (rows * S + {sid}) * {self.width()}"]
+        i = 0
+        for r, names in self.slots():
+            if names == (r,):
+                lines += self.em.acc_final(r)
+            for var in names:
+                lines.append(f"tl.store(part + {i}, {var}, mask=row_mask)")
+                i += 1
+        return lines
+
     def extra(self) -> list[str]:
         params = self.em.params()
         return [p for p in ("G", "CPG", "HW") if p in params]
@@ -118,8 +151,7 @@ class RowSplit:
         operands its reductions read, not the epilogue's)."""
         em = self.em
         known = set(em.perrow_inputs())
-        targets = [self.nodes[r].args[0] for r in self.reductions if r not in em.online and r not in em.welford]
-        targets += [self.nodes[em.online[r]].args[0] for r in self.reductions if r in em.online]
+        targets = self.targets()
         read = set(em.closure(targets, set()))
         perrow = [t for t in em.perrow_inputs() if t in read]
         body = ["# one program per (row, chunk): the chunk's partial statistics", *self.row_header(perrow)]
@@ -136,14 +168,7 @@ class RowSplit:
         body += indent(loop, 4)
         for r in self.reductions:
             body += em.acc_collapse(r)
-        body.append(f"part = part_ptr + (rows * S + sid) * {self.width()}")
-        i = 0
-        for r, names in self.slots():
-            if names == (r,):
-                body += em.acc_final(r)
-            for var in names:
-                body.append(f"tl.store(part + {i}, {var}, mask=row_mask)")
-                i += 1
+        body += self.partial_stores("sid")
         text = "\n".join(body)
         operands = [f"{t}_ptr" for t in em.tensors] + em.scalars + em.sizes + self.extra()
         used = [p for p in operands if re.search(rf"\b{p}\b", text)]
@@ -154,27 +179,40 @@ class RowSplit:
             params.append("CH_TILE: tl.constexpr")
         return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
-    def merge_lines(self) -> list[str]:
-        """The row's statistics from its partials (masked slots past S are neutral)."""
+    def merge_lines(self, cache: str = "", flat: bool = False) -> list[str]:
+        """The row's statistics from its partials (masked slots past S are neutral); `cache`: a load cache
+        modifier (".cg": from L2, for partials other programs of the same launch stored). flat: one row
+        (`row`), the partials a 1-D vector and the statistics scalars. The one-launch kernel needs that: with
+        [1, 1] statistics Triton gave the normalized tile the layout of the [1, BLOCK_S] partials, replicated
+        in every thread (10-30x slower on the H200, 2026-12-04)."""
         em = self.em
         k = self.width()
-        lines = [
-            "splits = tl.arange(0, BLOCK_S)[None, :]",
-            "part_mask = row_mask & (splits < S)",
-            f"part = part_ptr + (rows * S + splits) * {k}",
-        ]
+        mod = f", cache_modifier='{cache}'" if cache else ""
+        red = "axis=0" if flat else "axis=1, keep_dims=True"
+        if flat:
+            lines = [
+                "splits = tl.arange(0, BLOCK_S)",
+                "part_mask = splits < S",
+                f"part = part_ptr + (row * S + splits) * {k}",
+            ]
+        else:
+            lines = [
+                "splits = tl.arange(0, BLOCK_S)[None, :]",
+                "part_mask = row_mask & (splits < S)",
+                f"part = part_ptr + (rows * S + splits) * {k}",
+            ]
         i = 0
         for r, names in self.slots():
             if r in em.welford_sums:
                 squares = [v for v, total in em.welford.items() if total == r]
                 lines += [
-                    f"{r}_pcount = tl.load(part + {i}, mask=part_mask, other=0.0)",
-                    f"{r}_pmean = tl.load(part + {i + 1}, mask=part_mask, other=0.0)",
-                    f"{r}_pm2 = tl.load(part + {i + 2}, mask=part_mask, other=0.0)",
-                    f"{r}_count = tl.sum({r}_pcount, axis=1, keep_dims=True)",
-                    f"{r}_mean = tl.sum({r}_pcount * {r}_pmean, axis=1, keep_dims=True) / tl.maximum({r}_count, 1.0)",
+                    f"{r}_pcount = tl.load(part + {i}, mask=part_mask, other=0.0{mod})",
+                    f"{r}_pmean = tl.load(part + {i + 1}, mask=part_mask, other=0.0{mod})",
+                    f"{r}_pm2 = tl.load(part + {i + 2}, mask=part_mask, other=0.0{mod})",
+                    f"{r}_count = tl.sum({r}_pcount, {red})",
+                    f"{r}_mean = tl.sum({r}_pcount * {r}_pmean, {red}) / tl.maximum({r}_count, 1.0)",
                     f"{r}_pdev = {r}_pmean - {r}_mean",
-                    f"{r}_m2 = tl.sum({r}_pm2 + {r}_pcount * {r}_pdev * {r}_pdev, axis=1, keep_dims=True)",
+                    f"{r}_m2 = tl.sum({r}_pm2 + {r}_pcount * {r}_pdev * {r}_pdev, {red})",
                     *em.acc_final(r),
                 ]
                 for v in squares:
@@ -182,16 +220,16 @@ class RowSplit:
             elif r in em.online:
                 m = em.online[r]
                 lines += [
-                    f"{m}_part = tl.load(part + {i}, mask=part_mask, other=-float('inf'))",
-                    f"{r}_prun = tl.load(part + {i + 1}, mask=part_mask, other=0.0)",
-                    f"{m} = tl.max({m}_part, axis=1, keep_dims=True)",
-                    f"{r} = tl.sum({r}_prun * tl.exp({m}_part - {m}), axis=1, keep_dims=True)",
+                    f"{m}_part = tl.load(part + {i}, mask=part_mask, other=-float('inf'){mod})",
+                    f"{r}_prun = tl.load(part + {i + 1}, mask=part_mask, other=0.0{mod})",
+                    f"{m} = tl.max({m}_part, {red})",
+                    f"{r} = tl.sum({r}_prun * tl.exp({m}_part - {m}), {red})",
                 ]
             else:
                 op = self.nodes[r].op
                 fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[op]
                 ident = IDENTITY[op]
-                lines.append(f"{r} = {fn}(tl.load(part + {i}, mask=part_mask, other={ident}), axis=1, keep_dims=True)")
+                lines.append(f"{r} = {fn}(tl.load(part + {i}, mask=part_mask, other={ident}{mod}), {red})")
             i += len(names)
         return lines
 
@@ -206,23 +244,112 @@ class RowSplit:
             *self.row_header(em.perrow_inputs(), reverse=bool(self.full_outs)),
         ]
         body += self.merge_lines()
-        known = set(em.perrow_inputs()) | set(self.reductions)
+        body += self.outputs_lines(set(em.perrow_inputs()) | set(self.reductions), "tl.program_id(1)", looped=True)
+        return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+
+    def outputs_lines(self, known: set[str], sid: str, looped: bool) -> list[str]:
+        """After the merge: the per-row values, stored by the row's first chunk, and the chunk's full outputs
+        (over its tiles when looped; else from the one tile's values already in `known`)."""
+        em = self.em
+        known = set(known)
         ready = [
             n
             for n in em.seg.nodes
             if n not in known and em.roles[n] in ("perrow", "scalar") and self.nodes[n].kind == "pointwise"
         ]
         pre = em.closure(ready, known)
-        body += em.value_lines(pre, False, False)
+        lines = em.value_lines(pre, False, False)
         known |= set(pre)
         for o in self.row_outs:
-            body.append(f"tl.store({o}_ptr + rows, {em.store_value(o)}, mask=row_mask & (tl.program_id(1) == 0))")
+            lines.append(f"tl.store({o}_ptr + rows, {em.store_value(o)}, mask=row_mask & ({sid} == 0))")
         if self.full_outs:
-            loop = ["cols = start + tl.arange(0, BLOCK_N)[None, :]", "mask = row_mask & (cols < hi)"]
-            loop += em.value_lines(em.closure(self.full_outs, known), False, False)
-            loop += em.stores(self.full_outs)
-            body.append("for start in range(lo, hi, BLOCK_N):")
-            body += indent(loop, 4)
+            tile = em.value_lines(em.closure(self.full_outs, known), False, False) + em.stores(self.full_outs)
+            if not looped:
+                return lines + tile
+            loop = ["cols = start + tl.arange(0, BLOCK_N)[None, :]", "mask = row_mask & (cols < hi)", *tile]
+            lines.append("for start in range(lo, hi, BLOCK_N):")
+            lines += indent(loop, 4)
+        return lines
+
+    def tile_stats(self, r: str) -> list[str]:
+        """One tile's partial statistics of reduction r, in the variables partial_stores reads, computed
+        directly. Its element count comes from the sizes, not from a reduction of the mask: Triton 3.6 fails
+        to compile (TritonGPURemoveLayoutConversions) a tile's masked sum divided by tl.maximum of another
+        reduction of the same tile, as the looped kernels' Welford step does, outside a loop."""
+        em = self.em
+        node = self.nodes[r]
+        if r in em.welford or self.is_online_max(r):
+            return []  # with the sum it shares a pass with
+        src = em.var(node.args[0])
+        if r in em.welford_sums:
+            return [
+                f"{r}_count = tl.minimum(N - start, BLOCK_N).to(tl.float32)  # the tile's elements (start < N)",
+                f"{r}_mean = tl.sum(tl.where(mask, {src}, 0.0), axis=1, keep_dims=True) / {r}_count",
+                f"{r}_dev = tl.where(mask, {src} - {r}_mean, 0.0)",
+                f"{r}_m2 = tl.sum({r}_dev * {r}_dev, axis=1, keep_dims=True)",
+            ]
+        if r in em.online:
+            m = em.online[r]
+            v = em.var(self.nodes[m].args[0])
+            return [
+                f"{m} = tl.max(tl.where(mask, {v}, -float('inf')), axis=1, keep_dims=True)",
+                f"{r}_run = tl.sum(tl.where(mask, tl.exp({v} - {m}), 0.0), axis=1, keep_dims=True)",
+            ]
+        return [f"{r}_acc = tl.where(mask, {src}, {IDENTITY[node.op]})"]  # acc_final reduces it
+
+    def one_kernel(self, name: str) -> list[str]:
+        """Split rows in one launch (gene combine=one_kernel): a program per (row, chunk of one tile) computes
+        its chunk's partial statistics, stores them, and counts itself in the row's arrival counter; then it
+        waits for the row's other chunks, merges their partials and writes its chunk from the tile it still
+        holds in registers, so the row is read once, not twice (the two-kernel form reads it again).
+
+        Waiting is bounded (SPIN_LIMIT checks). GPUs start programs in order, so the chunks a program waits
+        for are running or about to be whenever the row has no more chunks than SMs (the launcher uses this
+        kernel for at most MAX_SPLITS); a program that still waits past the limit, or under the Triton
+        interpreter (which runs programs one after another), computes the row's other partials itself from
+        the input, the same values their own programs store, and goes on: never a deadlock, only a slower
+        program. Each tile's statistics are one block reduction each (Welford per tile, not per lane)."""
+        em = self.em
+        known = set(em.perrow_inputs())
+        targets = self.targets()
+        body = [
+            "# one program per (row, chunk of one tile): partial statistics, arrival, bounded wait, merge",
+            "pid = tl.program_id(0)",
+            "row = pid // S",
+            "sid = pid % S",
+            "rows = row + tl.arange(0, BLOCK_M)[:, None]",
+            "row_mask = rows < M",
+            "row_off = rows.to(tl.int64) * N",
+        ]
+        body += [f"{t} = {em.load(t, False)}" for t in em.perrow_inputs()]
+        pre = self.hoisted(targets, known)
+        body += em.value_lines(pre, False, False)
+        known |= set(pre)
+        tile_nodes = em.closure(targets, known)
+        tile = ["cols = start + tl.arange(0, BLOCK_N)[None, :]", "mask = row_mask & (cols < N)"]
+        tile += em.value_lines(tile_nodes, False, False)
+        stats = [line for r in self.reductions for line in self.tile_stats(r)]
+        body += ["start = sid * BLOCK_N", *tile, *stats, *self.partial_stores("sid")]
+        body += [
+            "tl.debug_barrier()  # every thread's partial stores come before the arrival (release)",
+            "arrived = tl.atomic_add(sync_ptr + row, 1, sem='release') + 1",
+            "spins = tl.full([], 0, tl.int32)",
+            "while (arrived < S) & (spins < SPIN_LIMIT):",
+            "    arrived = tl.atomic_add(sync_ptr + row, 0, sem='acquire')",
+            "    spins += 1",
+            "if arrived < S:",
+            "    # waited too long, or interpreted: the row's partials from the input here (in names of their",
+            "    # own: the branch yields nothing, and this program's tile stays as loaded)",
+            "    for other in range(0, S):",
+            *indent(renamed(["start = other * BLOCK_N", *tile, *stats, *self.partial_stores("other")], "_o"), 8),
+            "tl.debug_barrier()",
+        ]
+        body += self.merge_lines(cache=".cg", flat=True)
+        body += self.outputs_lines(known | set(tile_nodes) | set(self.reductions), "sid", looped=False)
+        params = em.kernel_params() + ["part_ptr", "sync_ptr", "M", "N", *self.extra(), "S", "SPIN_LIMIT"]
+        params += ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_S: tl.constexpr"]
+        if self.extra():
+            params.append("CH_TILE: tl.constexpr")
         return ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
     # -- launcher -------------------------------------------------------------------------------------
@@ -236,15 +363,45 @@ class RowSplit:
             ]
         return [f"splits = min({int(gene)}, triton.cdiv(N, 16))"]
 
+    @property
+    def one_launch(self) -> bool:
+        """Gene combine: "one_kernel" merges a row's partials in the launch that made them (one_kernel),
+        "two_kernels" in a second launch."""
+        return self.em.genes.get("combine", "two_kernels") == "one_kernel"
+
     def launcher_lines(
-        self, partial_name: str, finish_name: str, device: str, call: list[str], whole: list[str]
+        self,
+        partial_name: str,
+        finish_name: str,
+        device: str,
+        call: list[str],
+        whole: list[str],
+        one_name: str | None = None,
     ) -> list[str]:
         """The launcher's sizing and its split branch, with `whole` (the one-program-per-row launch) as the
         fallback; `call` is the row kernels' argument list (tensors, outputs, scalars, sizes, M, N and the
-        group-norm extras). Call after partial_kernel."""
+        group-norm extras). With `one_name` (the one-launch kernel), rows of 2..MAX_SPLITS tiles go to it and
+        longer ones to the two kernels. Call after partial_kernel."""
         em = self.em
         block_n = em.genes["BLOCK_N"]
+        n_at = call.index("M")
+        opts = em.launch_opts()
         lines = self.splits_lines(em.genes["split"])
+        one: list[str] = []
+        if one_name is not None:
+            ocall = [*call[:n_at], "partial", "arrived", *call[n_at:], "tiles", "spin_limit"]
+            lines += [f"tiles = triton.cdiv(N, {block_n})", f"one_launch = splits > 1 and 1 < tiles <= {MAX_SPLITS}"]
+            one = [
+                "if one_launch:",
+                "    # one launch, a program per tile: the row's programs wait for each other's partials (bounded:",
+                "    # about 1 us per check on the GPU; one check interpreted, where programs run one at a time)",
+                f"    partial = torch.empty((M, tiles, {self.width()}), device={device}, dtype=torch.float32)",
+                f"    arrived = torch.zeros((M,), device={device}, dtype=torch.int32)",
+                f"    spin_limit = {SPIN_LIMIT} if {device}.type == 'cuda' else 1",
+                f"    {one_name}[(M * tiles,)]({', '.join(ocall)}, BLOCK_M=1, BLOCK_N={block_n}, "
+                f"BLOCK_S=triton.next_power_of_2(tiles){f', CH_TILE=HW % {block_n} == 0' if self.extra() else ''}, "
+                f"{opts})",
+            ]
         # chunks of whole tiles, or of 16 elements (aligned loads) when shorter than a tile; the last chunk
         # takes the remainder, and rounding up may leave fewer chunks than asked for
         if block_n > 16:
@@ -252,15 +409,14 @@ class RowSplit:
         else:
             lines.append(f"align = {block_n}")
         lines += ["chunk = triton.cdiv(triton.cdiv(N, splits), align) * align", "splits = triton.cdiv(N, chunk)"]
-        n_at = call.index("M")
         pcall = [*self.partial_args, "partial", "M", "N", "splits", "chunk"]
         fcall = [*call[:n_at], "partial", *call[n_at:], "splits", "chunk"]
         grid2 = "(M, splits)" if self.full_outs else "(M, 1)"
-        opts = em.launch_opts()
         # group-norm parameters: one channel per tile when tiles and chunk starts sit on channel boundaries
         ch_tile = f", CH_TILE=HW % {block_n} == 0 and chunk % {block_n} == 0" if self.extra() else ""
+        lines += one
         lines += [
-            "if splits > 1:",
+            f"{'elif' if one else 'if'} splits > 1:",
             f"    partial = torch.empty((M, splits, {self.width()}), device={device}, dtype=torch.float32)",
             f"    {partial_name}[(M, splits)]({', '.join(pcall)}, BLOCK_M=1, BLOCK_N={block_n}"
             f"{ch_tile if self.partial_ch_tile else ''}, {opts})",

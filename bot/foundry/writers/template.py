@@ -253,11 +253,18 @@ class TemplateWriter:
                 gene_sets.insert(request.island % 2, library)
             if "row.split" in base and self.few_long_rows(analysis):
                 # odd islands start from split rows, even ones from one program per row: both are measured
-                # from the first generation even when an island proposes one child
-                # 1024-wide tiles over 4 warps: the fastest split variant of the H200 sweep (group norm, 2026-12-03)
-                split_genes = {**base, "row.split": "auto", "row.BLOCK_N": 1024, "row.num_warps": 4}
-                split = (split_genes, "split rows (few long rows: partials, then merge)")
-                gene_sets.insert(0 if request.island % 2 else len(gene_sets), split)
+                # from the first generation even when an island proposes one child. Split rows in one launch
+                # first (each row read once; 8192-wide tiles over 4 warps were the fastest, genes.repair), then
+                # in two (1024-wide tiles over 4 warps, the fastest two-kernel variant; group norm, H200)
+                one = {**base, "row.split": "auto", "row.combine": "one_kernel"}
+                one.update({"row.BLOCK_N": 8192, "row.num_warps": 4})
+                two = {**base, "row.split": "auto", "row.BLOCK_N": 1024, "row.num_warps": 4}
+                splits = [
+                    (one, "split rows in one launch (few long rows: a program per tile, partials merged in place)"),
+                    (two, "split rows (few long rows: partials, then merge)"),
+                ]
+                at = 0 if request.island % 2 else len(gene_sets)
+                gene_sets[at:at] = splits
             if (
                 "row.max_single_n" in base
                 and self.register_rows(analysis, int(base["row.max_single_n"]))
