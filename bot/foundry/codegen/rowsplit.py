@@ -10,7 +10,10 @@ row is cut into `splits` chunks of whole column tiles and two kernels run over a
                    the variance stays as stable as the one-program form), computes the per-row values
                    and writes its own chunk of the full outputs, epilogue and group-norm affine included
 
-No atomics: the partials have one writer each, and the merge order is fixed (deterministic).
+The partials have one writer each, and the merge order is fixed (deterministic). With the `combine` gene
+at "one_kernel" the two become one launch for rows of 2..MAX_SPLITS tiles (one_kernel): a program per tile
+stores its partials, counts itself in the row's arrival counter (the only atomics) and, once the row is
+complete, merges and writes its tile from registers: the row is read once.
 Used only when every reduction of the segment sits in the first pass (a reduction that depends on
 another, like a two-pass variance, needs the row twice before normalizing) and is a sum, max or min.
 """
