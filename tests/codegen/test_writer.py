@@ -251,6 +251,12 @@ def parent_of(writer: TemplateWriter, path, **genes) -> Candidate:
             verdict(kind=FailureKind.MISMATCH),
             {"row.online_reduction": False},
         ),
+        (  # split rows at 44% of copy bandwidth (two kernels, the row read twice): the merge moves into one launch
+            "groupnorm.py",
+            {"row.split": "auto", "row.combine": "two_kernels", "row.BLOCK_N": 1024, "row.num_warps": 4},
+            verdict(verified=True, bound="memory", pct=44.0),
+            {"row.split": "auto", "row.combine": "one_kernel"},
+        ),
         (  # a latency-bound conv: more programs, by smaller tiles and a wider K split
             "conv_2d_deep_small_image.py",
             {"conv.split_k": 2},
