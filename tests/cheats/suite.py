@@ -25,6 +25,27 @@ from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
 from foundry.spec.loader import load_operator
 
 HERE = Path(__file__).resolve().parent
+
+# A prefix for a candidate that tries to write a file outside its job (ESCAPE_TO) and to send over TCP (PORT):
+# both defined in a header the test writes; it catches its errors and goes on (the Landlock tests).
+ESCAPE = """
+import socket as _socket
+
+def _try_escape():
+    tried = []
+    try:
+        open(ESCAPE_TO, "w").write("a candidate was here")
+    except OSError as exc:
+        tried.append(type(exc).__name__)
+    try:
+        _socket.create_connection(("127.0.0.1", PORT), timeout=5).sendall(b"secrets")
+    except OSError as exc:
+        tried.append(type(exc).__name__)
+    return tried
+
+TRIED = _try_escape()
+"""
+
 OPERATORS = HERE / "operators"
 CANDIDATES = HERE / "candidates"
 GPU_CANDIDATES = HERE / "candidates_gpu"

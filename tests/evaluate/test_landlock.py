@@ -19,6 +19,9 @@ from foundry.spec.loader import load_operator
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="no Landlock in this kernel")
 
 CHEATS = Path(__file__).resolve().parents[1] / "cheats"
+sys.path.insert(0, str(CHEATS))
+
+from suite import ESCAPE  # noqa: E402
 
 PROBE = """
 import os, socket, sys, tempfile
@@ -71,25 +74,6 @@ def test_a_confined_process_writes_only_in_its_job_directory(tmp_path):
     assert lines[1:] == ["denied escape.txt", "denied existing.txt", "tcp denied", "read kept", "parent memory denied"]
     assert (job / "inside.txt").read_text() == "ok"
     assert not (outside / "escape.txt").exists() and (outside / "existing.txt").read_text() == "kept"
-
-
-ESCAPE = """
-import socket as _socket
-
-def _try_escape():
-    tried = []
-    try:
-        open(ESCAPE_TO, "w").write("a candidate was here")
-    except OSError as exc:
-        tried.append(type(exc).__name__)
-    try:
-        _socket.create_connection(("127.0.0.1", PORT), timeout=5).sendall(b"secrets")
-    except OSError as exc:
-        tried.append(type(exc).__name__)
-    return tried
-
-TRIED = _try_escape()
-"""
 
 
 @pytest.mark.parametrize("sandbox", [True, False])

@@ -42,9 +42,10 @@ case "$part" in
     timeout ${PROBE_S:-150} python3 -m foundry -v optimize ${PROBE_OP:-examples/ops/softmax.py} --budget ${BUDGET:-16} \
       --no-experience --out "$scratch/probe" --json > "$out/probe.json" 2> "$out/probe.log"
     grep -E "evaluated in|prepared" "$out/probe.log" | tail -30 ;;
-  evaluator)  # the evaluator's GPU scheduling, plus the cheats named in $CHEATS_K (a pytest -k expression)
+  evaluator)  # the evaluator's GPU scheduling and sandbox, plus the cheats named in $CHEATS_K (a pytest -k expression)
     timeout ${EVAL_S:-300} python3 -m pytest -v -p no:cacheprovider tests/gpu/test_evaluator_gpu.py \
-      tests/gpu/test_cheats_gpu.py -k "evaluator_gpu or ${CHEATS_K:-gpu_only}" 2>&1 | tee "$out/evaluator.log" \
+      tests/gpu/test_landlock_gpu.py tests/gpu/test_cheats_gpu.py \
+      -k "evaluator_gpu or landlock_gpu or ${CHEATS_K:-gpu_only}" 2>&1 | tee "$out/evaluator.log" \
       | grep -E "PASSED|FAILED|SKIPPED|ERROR|passed|failed" ;;
   faults)
     timeout ${FAULTS_S:-300} python3 -m pytest -q -p no:cacheprovider tests/gpu/test_cheats_gpu.py -k "fault" \
