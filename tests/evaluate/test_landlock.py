@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 from foundry.core.records import Candidate
 from foundry.evaluate import landlock
 from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
@@ -101,3 +102,17 @@ def test_a_candidate_cannot_write_outside_its_job_or_connect_out(tmp_path, sandb
         assert not target.exists() and not connected
     else:  # the same candidate without the sandbox: the test can tell
         assert target.read_text() == "a candidate was here" and connected
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a torch without a usable GPU")
+def test_a_worker_that_cannot_open_its_gpu_gives_no_verdict_on_the_candidate():
+    """On a GPU the worker opens the device before it confines itself; where that fails (here: a CPU build
+    told it has a GPU) it says so as a failure of the evaluation, not of the candidate's code."""
+    operator = load_operator(str(CHEATS / "operators" / "softmax_rows.py"))
+    evaluator = CandidateEvaluator(operator, config=EvaluatorConfig(trials=2), device="cpu")
+    evaluator.env["FOUNDRY_WARM_DEVICE"] = "cuda"
+    source = (CHEATS / "honest" / "softmax.py").read_text()
+    verdict = evaluator.evaluate(Candidate(id="honest", source=source))
+    assert not verdict.verified
+    assert verdict.failure.rule == "device_failed", verdict.failure
+    assert "could not open the GPU" in verdict.failure.message

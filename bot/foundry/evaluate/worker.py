@@ -623,13 +623,20 @@ def main() -> None:
     from foundry.evaluate import jobfiles, landlock
 
     if landlock.requested():  # before the job is read or any candidate code runs
-        try:
-            if os.environ.get("FOUNDRY_WARM_DEVICE") == "cuda":
-                # the driver's first call fails under Landlock (error 304 on the H200 machine, even with only
-                # the file rules of ABI 1): the device is opened first, as a warm worker already has
+        if os.environ.get("FOUNDRY_WARM_DEVICE") == "cuda":
+            # the driver's first call fails under Landlock (error 304 on the H200 machine, even with only the
+            # file rules of ABI 1): the device is opened first, as a warm worker already has
+            try:
                 import torch
 
                 torch.cuda.init()
+            except Exception as exc:  # no verdict on the candidate: its process found no usable GPU
+                why = f"the candidate's process could not open the GPU: {type(exc).__name__}: {exc}"
+                channel.send(
+                    {"phase": "correctness", "stage": "load", "error": jobfiles.no_verdict("device_failed", why)}
+                )
+                return
+        try:
             landlock.confine(jobdir)
         except OSError as exc:
             error = jobfiles.no_verdict("sandbox_failed", landlock.failure(exc))
