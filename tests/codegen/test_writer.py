@@ -4,7 +4,7 @@ crossover, and a clear 'unsupported' for ops it has no template for."""
 from __future__ import annotations
 
 import pytest
-from codegen_helpers import EXAMPLES, OPERATORS, request_for
+from codegen_helpers import EXAMPLES, OPERATORS, evaluate, explain, request_for
 from foundry.codegen import genes as G
 from foundry.core.protocols import Hint
 from foundry.core.records import (
@@ -199,17 +199,29 @@ def test_hybrid_generation_zero_measures_library_fitted_and_as_given_before_the_
     assert notes[1] == [fitted, "library convolution", given, "defaults"]
 
 
-def test_generation_zero_keeps_rows_in_registers_only_where_a_loop_reads_them_twice(writer: TemplateWriter):
+def test_generation_zero_keeps_rows_in_registers_past_the_default_tile(writer: TemplateWriter):
     # log-softmax over 32,000 columns: past the default single-tile limit, a looped kernel reads each row twice
     [defaults, whole] = writer.propose(request_for(EXAMPLES / "log_softmax.py", count=2))
     assert defaults.notes == "defaults" and "whole rows in registers" in whole.notes
     assert whole.genes["row.max_single_n"] == 32768 and whole.genes["row.num_warps"] == 32
     assert "if triton.next_power_of_2(N) <= 32768:" in whole.source
-    # cross-entropy over the same width reads its rows once in the loop (online max and sum): no such seed
-    cands = writer.propose(request_for(EXAMPLES / "cross_entropy.py", count=3))
-    assert not any("whole rows" in c.notes for c in cands)
+    # cross-entropy over the same width reads its rows once in the loop, but reduces every tile twice (online
+    # max and sum): whole rows are proposed too, at the gene's top value only (the defaults keep the loop)
+    [defaults, whole] = writer.propose(request_for(EXAMPLES / "cross_entropy.py", count=2))
+    assert "whole rows in registers" in whole.notes and "if triton.next_power_of_2(N) <= 32768:" in whole.source
+    assert "triton.next_power_of_2(N) <=" not in defaults.source
     # layer norm's 4,096 columns already fit the default single tile
     assert not any("whole rows" in c.notes for c in writer.propose(request_for(EXAMPLES / "layernorm.py", count=3)))
+
+
+@pytest.mark.interp
+@pytest.mark.slow
+@pytest.mark.parametrize("example", ["cross_entropy.py", "argmax_rows.py"])
+def test_whole_rows_of_one_pass_reductions_are_verified(writer: TemplateWriter, example: str):
+    [_, whole] = writer.propose(request_for(EXAMPLES / example, count=2))
+    assert "whole rows in registers" in whole.notes
+    verdict = evaluate(EXAMPLES / example, whole.source, f"whole-{example}")
+    assert verdict.verified, explain(verdict)
 
 
 def parent_of(writer: TemplateWriter, path, **genes) -> Candidate:

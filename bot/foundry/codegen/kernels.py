@@ -14,12 +14,14 @@ from typing import Any
 import torch
 
 from foundry.codegen.expr import literal, pointwise
+from foundry.codegen.genes import SPACE
 from foundry.codegen.ir import Graph, Node, UnsupportedError
 from foundry.codegen.plan import SCALAR_LEAVES, Segment, broadcastable, numel, right_align, row_role
 
 log = logging.getLogger(__name__)
 
 IDENTITY = {"sum": "0.0", "max": "-float('inf')", "min": "float('inf')", "gather": "0.0"}
+WHOLE_ROW_N = int(SPACE["row.max_single_n"][-1])  # max_single_n at this: whole rows even where one pass loops
 
 
 @dataclass
@@ -718,8 +720,12 @@ class RowEmitter(SegmentEmitter):
         loop_name = f"_{self.prefix}_loop_fwd_kernel"
         max_single = int(self.genes.get("max_single_n", 8192))
         loop_source = self.loop_kernel(loop_name)
-        if sum(1 for line in loop_source if line.strip().startswith("for start in range(")) <= 1:
-            max_single = 0  # the looped kernel already reads each row once: tiles keep more programs busy
+        one_pass = sum(1 for line in loop_source if line.strip().startswith("for start in range(")) <= 1
+        if one_pass and max_single < WHOLE_ROW_N:
+            # the looped kernel already reads each row once: tiles keep more programs busy. At the gene's top
+            # value whole rows are kept anyway: no block-wide reduction per tile (the loop's online max and
+            # sum of exp reduce every tile twice; cross entropy's 32,000-wide rows sat at 78% of copy bandwidth)
+            max_single = 0
         kernels: list[str] = []
         names: list[str] = []
         if max_single > 0:

@@ -138,8 +138,9 @@ def default_loader(ref: str) -> Any:
 POLICIES = ("strict", "hybrid")
 LIBRARY_NOTE = "hybrid: the convolution runs in the library (torch.convolution); everything after it in Triton"
 # Rows up to this long fit one program's registers over 32 warps (32 fp32 values per thread; sm_90 compiles of
-# log-softmax over 32,000 columns use 60 registers, no spills): read once instead of once per pass.
-REGISTER_ROW_N = 32768
+# log-softmax over 32,000 columns use 60 registers, no spills): read once instead of once per pass. The gene's
+# top value, at which the codegen keeps whole rows even where the looped kernel makes one pass.
+REGISTER_ROW_N = int(G.SPACE["row.max_single_n"][-1])
 REGISTER_ROW_WARPS = 32
 
 
@@ -265,13 +266,14 @@ class TemplateWriter:
                 ]
                 at = 0 if request.island % 2 else len(gene_sets)
                 gene_sets[at:at] = splits
+            whole = {**base, "row.max_single_n": REGISTER_ROW_N, "row.num_warps": REGISTER_ROW_WARPS}
             if (
                 "row.max_single_n" in base
                 and self.register_rows(analysis, int(base["row.max_single_n"]))
-                and "triton.next_power_of_2(N) <=" in self.render(request.spec, base)  # else one pass anyway
+                and "triton.next_power_of_2(N) <=" in self.render(request.spec, whole)
             ):
-                # second: the island after the defaults' takes it (islands skip candidates another one has)
-                whole = {**base, "row.max_single_n": REGISTER_ROW_N, "row.num_warps": REGISTER_ROW_WARPS}
+                # second: the island after the defaults' takes it (islands skip candidates another one has);
+                # each row read once, and reduced once rather than tile by tile
                 gene_sets.insert(1, (whole, "whole rows in registers (each row read once)"))
             if "matmul.precision" in base and request.spec.precision == "fp32":
                 tc = {**base, "matmul.precision": "tf32x3", "matmul.BLOCK_N": 64}
