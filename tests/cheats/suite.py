@@ -15,36 +15,20 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+import socket
+import textwrap
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from foundry.core.records import Candidate, FailureKind, Verdict
+from foundry.evaluate import landlock
 from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
 from foundry.spec.loader import load_operator
 
 HERE = Path(__file__).resolve().parent
 
-# A prefix for a candidate that tries to write a file outside its job (ESCAPE_TO) and to send over TCP (PORT):
-# both defined in a header the test writes; it catches its errors and goes on (the Landlock tests).
-ESCAPE = """
-import socket as _socket
-
-def _try_escape():
-    tried = []
-    try:
-        open(ESCAPE_TO, "w").write("a candidate was here")
-    except OSError as exc:
-        tried.append(type(exc).__name__)
-    try:
-        _socket.create_connection(("127.0.0.1", PORT), timeout=5).sendall(b"secrets")
-    except OSError as exc:
-        tried.append(type(exc).__name__)
-    return tried
-
-TRIED = _try_escape()
-"""
 
 OPERATORS = HERE / "operators"
 CANDIDATES = HERE / "candidates"
@@ -198,3 +182,57 @@ def assert_rejected_as(verdict: Verdict, case: Case) -> None:
         )
     assert failure.rule or failure.line, f"{case.name}: the rejection names neither a rule nor a line: {summary}"
     assert failure.message
+
+
+# A prefix for a candidate that tries to write a file outside its job (ESCAPE_TO) and to send over TCP (PORT):
+# both defined in a header escape_attempt writes; it catches its errors and goes on (the Landlock tests).
+ESCAPE = """
+import socket as _socket
+
+def _try_escape():
+    tried = []
+    try:
+        open(ESCAPE_TO, "w").write("a candidate was here")
+    except OSError as exc:
+        tried.append(type(exc).__name__)
+    try:
+        _socket.create_connection(("127.0.0.1", PORT), timeout=5).sendall(b"secrets")
+    except OSError as exc:
+        tried.append(type(exc).__name__)
+    return tried
+
+TRIED = _try_escape()
+"""
+
+
+class Escape(NamedTuple):
+    verdict: Verdict
+    target: Path  # the file it tried to write
+    connected: bool  # whether its TCP connection reached the test's server
+    sandboxed: bool  # whether the evaluator asked its workers to confine themselves
+
+
+def escape_attempt(tmp_path: Path, config: EvaluatorConfig, device: str) -> Escape:
+    """Evaluate the honest softmax behind ESCAPE on softmax_rows (the static guard off: it refuses open() and
+    sockets before the sandbox is reached)."""
+    target = tmp_path / "escape.txt"
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        server.settimeout(0.5)
+        header = f"ESCAPE_TO = {str(target)!r}\nPORT = {server.getsockname()[1]}\n"
+        source = header + textwrap.dedent(ESCAPE) + (HONEST / "softmax.py").read_text()
+        operator = load_operator(str(OPERATORS / "softmax_rows.py"))
+        evaluator = CandidateEvaluator(operator, config=replace(config, static_guard=False), device=device)
+        try:
+            sandboxed = evaluator.env.get(landlock.ENV) == "1"
+            verdict = evaluator.evaluate(Candidate(id="escape", source=source))
+        finally:
+            evaluator.close()
+        try:
+            connection, _ = server.accept()
+            connection.close()
+            connected = True
+        except TimeoutError:
+            connected = False
+    return Escape(verdict, target, connected, sandboxed)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="no Landlock in this 
 CHEATS = Path(__file__).resolve().parents[1] / "cheats"
 sys.path.insert(0, str(CHEATS))
 
-from suite import ESCAPE  # noqa: E402
+from suite import escape_attempt  # noqa: E402
 
 PROBE = """
 import os, socket, sys, tempfile
@@ -79,24 +78,9 @@ def test_a_confined_process_writes_only_in_its_job_directory(tmp_path):
 
 @pytest.mark.parametrize("sandbox", [True, False])
 def test_a_candidate_cannot_write_outside_its_job_or_connect_out(tmp_path, sandbox):
-    target = tmp_path / "escape.txt"
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen(1)
-        server.settimeout(0.5)
-        header = f"ESCAPE_TO = {str(target)!r}\nPORT = {server.getsockname()[1]}\n"
-        source = header + textwrap.dedent(ESCAPE) + (CHEATS / "honest" / "softmax.py").read_text()
-        operator = load_operator(str(CHEATS / "operators" / "softmax_rows.py"))
-        # the static guard refuses open() and sockets: off, to reach the sandbox
-        config = EvaluatorConfig(trials=2, static_guard=False, file_sandbox=sandbox)
-        evaluator = CandidateEvaluator(operator, config=config, device="cpu")
-        verdict = evaluator.evaluate(Candidate(id="escape", source=source))
-        try:
-            connection, _ = server.accept()
-            connection.close()
-            connected = True
-        except TimeoutError:
-            connected = False
+    config = EvaluatorConfig(trials=2, file_sandbox=sandbox)
+    verdict, target, connected, sandboxed = escape_attempt(tmp_path, config, "cpu")
+    assert sandboxed == sandbox
     assert verdict.verified, verdict.failure  # it caught its errors and computed the softmax
     if sandbox:  # the default
         assert not target.exists() and not connected
