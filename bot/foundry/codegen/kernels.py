@@ -734,13 +734,14 @@ class RowEmitter(SegmentEmitter):
         kernels.append("\n".join(loop_source))
         names.append(loop_name)
         split = self.split_kernels()
+        partial_name, finish_name = f"_{self.prefix}_split_partial_kernel", f"_{self.prefix}_split_fwd_kernel"
+        one_name = f"_{self.prefix}_split_one_kernel" if split is not None and split.one_launch else None
         if split is not None:
-            if split.one_launch:
-                kernels += ["\n".join(split.one_kernel(f"_{self.prefix}_split_one_kernel"))]
-                names += [f"_{self.prefix}_split_one_kernel"]
-            kernels += ["\n".join(split.partial_kernel(f"_{self.prefix}_split_partial_kernel"))]
-            kernels += ["\n".join(split.finish_kernel(f"_{self.prefix}_split_fwd_kernel"))]
-            names += [f"_{self.prefix}_split_partial_kernel", f"_{self.prefix}_split_fwd_kernel"]
+            if one_name is not None:
+                kernels.append("\n".join(split.one_kernel(one_name)))
+                names.append(one_name)
+            kernels += ["\n".join(split.partial_kernel(partial_name)), "\n".join(split.finish_kernel(finish_name))]
+            names += [partial_name, finish_name]
 
         base_t = self.full_inputs[0]
         k = len(self.seg.dims)
@@ -778,8 +779,7 @@ class RowEmitter(SegmentEmitter):
         else:
             whole.append(loop_call)
         if split is not None:
-            one = names[-3] if split.one_launch else None
-            lines += split.launcher_lines(names[-2], names[-1], f"{base_t}.device", call, whole, one)
+            lines += split.launcher_lines(partial_name, finish_name, f"{base_t}.device", call, whole, one_name)
         else:
             lines += whole
         lines.append(f"return {', '.join(self.seg.outputs)}")
