@@ -300,15 +300,13 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     # used, the declared shape variants, then trial 0 again, at new addresses, and new contents at new
     # addresses after every other call (results must not depend on call count or on buffer addresses).
     for c, (label, trial) in enumerate(call_plan(default_trials, len(trials))):
-        if label == "trial":
+        if label in ("trial", "repeat"):
             inputs = trials[trial]
         elif label == "rewrite":
             inputs = trials[default_trials - 1]
             for dst, src in zip(inputs, trials[trial], strict=True):
                 if isinstance(dst, torch.Tensor):
                     dst.copy_(src)
-        elif label == "repeat":
-            inputs = trials[trial]
         elif label == "moved":
             inputs = [fresh_copy(x, torch) for x in trials[trial]]
         else:  # fresh
