@@ -225,6 +225,58 @@ def test_split_rows_are_verified(writer: TemplateWriter, tmp_path: Path, name: s
     assert verdict.verified, explain(verdict)
 
 
+# rows of 600 (and 540) elements: 256-wide tiles over 1 warp, so the one-launch fallback reads each tile in
+# 128-element chunks (2 full, or 2 and a short last one) and merges their statistics
+CHUNKED_GROUPNORM = (
+    GROUPNORM_MODEL
+    + """
+
+def get_cpu_inputs():
+    return [torch.randn(2, 6, 10, 20) * 3.0 + 50.0]
+
+
+def get_cpu_init_inputs():
+    return [2, 6]
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(3, 6, 9, 20) * 3.0 + 50.0]]
+"""
+)
+
+CHUNKED_TEMPERATURE = ROW_TEMPERATURE.replace(
+    "torch.randn(3, 70), torch.rand(3, 1)", "torch.randn(3, 600) * 4.0, torch.rand(3, 1)"
+).replace("torch.randn(2, 70), torch.rand(2, 1)", "torch.randn(2, 540) * 4.0, torch.rand(2, 1)")
+
+# a plain sum partial (root mean square), rows of 600 and 540
+CHUNKED_RMS = """
+class Model(nn.Module):
+    def forward(self, x):
+        return x * torch.rsqrt((x * x).mean(dim=-1, keepdim=True) + 1e-6)
+
+
+def get_inputs():
+    return [torch.randn(8, 65536)]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_cpu_inputs():
+    return [torch.randn(3, 600)]
+
+
+def get_cpu_init_inputs():
+    return []
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(2, 540)]]
+"""
+
+CHUNKED = {"row.BLOCK_N": 256, "row.num_warps": 1}
+
 # the same cases in one launch: a program per tile (16 wide), so 105 = 6 x 16 + 9 is 7 programs per row. The
 # interpreter runs programs one after another, so every program but a row's last finds the row incomplete
 # after its one check and computes the other chunks' partials itself; the last merges what the others
@@ -235,6 +287,10 @@ ONE_CASES = [
     ("row-stats-outputs-one-launch", ROW_STATS, {}),  # per-row outputs stored by chunk 0
     ("softmax-row-temperature-one-launch", ROW_TEMPERATURE, {}),  # (max, sum of exp) partials, a per-row input
     ("groupnorm-channel-tiles-one-launch", CHANNEL_TILES, {}),  # one weight per tile (CH_TILE) and the gather
+    # the fallback's chunks (FB = 128 < BLOCK_N = 256): Welford, (max, sum of exp) and plain sum merges
+    ("groupnorm-one-launch-chunked-fallback", CHUNKED_GROUPNORM, CHUNKED),
+    ("softmax-one-launch-chunked-fallback", CHUNKED_TEMPERATURE, CHUNKED),
+    ("rms-one-launch-chunked-fallback", CHUNKED_RMS, CHUNKED),
 ]
 
 
@@ -248,6 +304,7 @@ def test_split_rows_in_one_launch_are_verified(
     genes = {"row.split": 4, "row.combine": "one_kernel", "row.BLOCK_N": 16, **genes}
     source = writer.render(request_for(path).spec, genes)
     assert one_launch(source), source
+    assert f"FB={min(genes['row.BLOCK_N'], 128 * genes.get('row.num_warps', 8))}," in source
     verdict = evaluate(path, source, name)
     assert verdict.verified, explain(verdict)
 
@@ -322,9 +379,13 @@ def test_one_launch_waits_a_bounded_time_and_falls_back_to_the_input(writer: Tem
     assert one.index("tl.store(part + 2, sum_2_m2") < one.index("tl.debug_barrier()") < arrive
     assert "while (arrived < S) & (spins < SPIN_LIMIT):" in one  # bounded
     fallback = one.split("if arrived < S:")[1].split("tl.debug_barrier()")[0]
-    # the row's other chunks from the input, in names of their own (this program's tile v_1 stays as loaded)
-    assert "for other in range(0, S):" in fallback and "v_1_o = tl.load(v_1_ptr + row_off + cols_o" in fallback
-    assert "part_o = part_ptr + (rows * S + other) * 3" in fallback and "v_1 =" not in fallback
+    # the row's other chunks from the input, in names of their own (this program's tile v_1 stays as loaded),
+    # FB elements at a time (never a second whole tile in registers), merged with Chan's formula
+    assert "for other in range(0, S):" in fallback and "v_1 =" not in fallback
+    assert "for cstart in range(start_o, tl.minimum(start_o + BLOCK_N, N), FB):" in fallback
+    assert "v_1_c_o = tl.load(v_1_ptr + row_off + cols_c_o" in fallback and "arange(0, BLOCK_N)" not in fallback
+    assert "sum_2_m2_o += sum_2_m2_c_o + sum_2_delta_o * sum_2_delta_o * (" in fallback
+    assert "part_o = part_ptr + (rows * S + other) * 3" in fallback and ", FB=1024," in source
     merge = one.split("tl.debug_barrier()")[-1]
     assert "cache_modifier='.cg'" in merge and "tl.sum(sum_2_pcount, axis=0)" in merge  # scalar statistics
     assert "v_1_ptr" not in merge  # the chunk is written from the tile in registers, not read again
