@@ -25,6 +25,8 @@ CASES = [
     ("groupnorm-looped", EXAMPLES / "groupnorm.py", {**LOOPED, "row.BLOCK_N": 256}),
     ("argmax-looped", EXAMPLES / "argmax_rows.py", LOOPED),
     ("cross-entropy-looped", EXAMPLES / "cross_entropy.py", {**LOOPED, "full.BLOCK_SIZE": 512, "full.partials": 132}),
+    ("picked-logits-looped", OPERATORS / "picked_logits.py", LOOPED),  # gathers loaded directly, ignored targets
+    ("picked-logits-whole-rows", OPERATORS / "picked_logits.py", {}),
     ("misc-reductions", OPERATORS / "reductions_misc.py", {}),
     ("misc-reductions-looped-unmerged", OPERATORS / "reductions_misc.py", {**LOOPED, "plan.merge_reductions": False}),
     ("activations", OPERATORS / "activations.py", {"pointwise.BLOCK_SIZE": 256, "pointwise.layout": "flat"}),
@@ -79,6 +81,17 @@ def test_looped_softmax_uses_one_online_pass_then_a_store_pass(writer: TemplateW
     two_pass = writer.render(request_for(EXAMPLES / "softmax.py").spec, {**LOOPED, "row.online_reduction": False})
     kernel = two_pass.split("def _softmax_loop_fwd_kernel")[1].split("def softmax_forward")[0]
     assert kernel.count("for start in range(0, N, BLOCK_N):") == 3
+
+
+def test_a_picked_input_logit_is_one_load_and_a_picked_value_a_tile_sum(writer: TemplateWriter):
+    source = writer.render(request_for(OPERATORS / "picked_logits.py").spec, LOOPED)
+    kernels = source.split("@triton.jit")
+    [direct] = [k for k in kernels if "_row2_loop_fwd_kernel(" in k]  # nll of log_softmax(logits)
+    load = "tl.load(logits_in_ptr + row_off + target_in, mask=row_mask & (target_in >= 0) & (target_in < N)"
+    assert load in direct and "cols == target_in" not in direct
+    assert direct.index(load) < direct.index("for start in range(0, N, BLOCK_N):")  # once per row, before the loop
+    [scaled] = [k for k in kernels if "_row0_loop_fwd_kernel(" in k]  # cross_entropy(logits * 1.5): computed
+    assert "tl.where(mask & (cols == target_in), mul_2, 0.0)" in scaled
 
 
 def test_fusion_genes_change_the_number_of_kernels(writer: TemplateWriter):

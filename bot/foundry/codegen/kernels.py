@@ -577,9 +577,9 @@ class RowEmitter(SegmentEmitter):
             for r in here:
                 body += self.acc_init(r)
             loop: list[str] = ["cols = start + tl.arange(0, BLOCK_N)[None, :]", "mask = row_mask & (cols < N)"]
-            targets = [self.nodes[r].args[0] for r in here if r not in self.online and r not in self.welford]
+            tiled = [r for r in here if not self.direct_gather(r)]
+            targets = [self.nodes[r].args[0] for r in tiled if r not in self.online and r not in self.welford]
             targets += stores_here
-            targets += [self.nodes[r].args[0] for r in here if self.nodes[r].op == "gather"]
             targets += [self.nodes[self.online[r]].args[0] for r in here if r in self.online]
             inner = self.closure(targets, known)
             loop += self.value_lines(inner, False, False)
@@ -606,8 +606,19 @@ class RowEmitter(SegmentEmitter):
         body += self.stores([o for o in row_outs if o not in stored])
         return ["@triton.jit", f"def {name}({', '.join(self.params(looped=True))}):", *indent(body, 4)]
 
+    def direct_gather(self, r: str) -> bool:
+        """A gather from a row of an input tensor: one load at the target column, before the tile loop (a
+        tile loop would compare every column with the target and accumulate a tile of mostly zeros)."""
+        node = self.nodes[r]
+        return node.op == "gather" and node.args[0] in self.tensors and self.roles.get(node.args[0]) == "full"
+
     def acc_init(self, r: str) -> list[str]:
         op = self.nodes[r].op
+        if self.direct_gather(r):
+            src, target = self.nodes[r].args
+            inside = f"row_mask & ({target} >= 0) & ({target} < N)"  # else 0, as no column matches
+            load = f"tl.load({src}_ptr + row_off + {target}, mask={inside}, other=0.0)"
+            return [f"{r} = {self.load_cast(load, src)}"]
         if r in self.welford:
             return []
         if r in self.welford_sums:
@@ -668,6 +679,8 @@ class RowEmitter(SegmentEmitter):
         if node.op == "sum":
             return [f"{r}_acc += tl.where(mask, {src}, 0.0)"]
         if node.op == "gather":
+            if self.direct_gather(r):
+                return []  # loaded before the loop
             return [f"{r}_acc += tl.where(mask & (cols == {node.args[1]}), {src}, 0.0)"]
         if node.op in ("max", "min"):
             fn = "tl.maximum" if node.op == "max" else "tl.minimum"
@@ -710,7 +723,7 @@ class RowEmitter(SegmentEmitter):
             return [f"{r} = {r}_mean * {r}_count"]
         if r in self.online:
             return [f"{r} = {r}_run"]
-        if any(self.online.get(s) == r for s in self.online) or op in ("argmax", "argmin"):
+        if any(self.online.get(s) == r for s in self.online) or op in ("argmax", "argmin") or self.direct_gather(r):
             return []
         fn = {"sum": "tl.sum", "gather": "tl.sum", "max": "tl.max", "min": "tl.min"}[op]
         return [f"{r} = {fn}({r}_acc, axis=1, keep_dims=True)"]
