@@ -43,6 +43,18 @@ def span(start: int, stop: int, rank: int) -> str:
     return f"{lo}:{hi}"
 
 
+def chan_merge(r: str, count: str, mean: str, m2: str) -> list[str]:
+    """A block's Welford statistics (count, mean, M2) merged into the running {r}_count, {r}_mean and {r}_m2
+    (Chan's parallel formula; an empty block leaves them as they are)."""
+    return [
+        f"{r}_delta = {mean} - {r}_mean",
+        f"{r}_total = tl.maximum({r}_count + {count}, 1.0)",
+        f"{r}_mean += {r}_delta * ({count} / {r}_total)",
+        f"{r}_m2 += {m2} + {r}_delta * {r}_delta * ({r}_count * {count} / {r}_total)",
+        f"{r}_count += {count}",
+    ]
+
+
 def indent(lines: list[str], n: int) -> list[str]:
     return [" " * n + line if line else line for line in lines]
 
@@ -659,11 +671,7 @@ class RowEmitter(SegmentEmitter):
                 f"{r}_tmean = tl.sum(tl.where(mask, {src}, 0.0), axis=1, keep_dims=True) / tl.maximum({r}_tcount, 1.0)",
                 f"{r}_dev = tl.where(mask, {src} - {r}_tmean, 0.0)",
                 f"{r}_tm2 = tl.sum({r}_dev * {r}_dev, axis=1, keep_dims=True)",
-                f"{r}_delta = {r}_tmean - {r}_mean",
-                f"{r}_total = tl.maximum({r}_count + {r}_tcount, 1.0)",
-                f"{r}_mean += {r}_delta * ({r}_tcount / {r}_total)",
-                f"{r}_m2 += {r}_tm2 + {r}_delta * {r}_delta * ({r}_count * {r}_tcount / {r}_total)",
-                f"{r}_count += {r}_tcount",
+                *chan_merge(r, f"{r}_tcount", f"{r}_tmean", f"{r}_tm2"),
             ]
         if r in self.online:
             m = self.online[r]

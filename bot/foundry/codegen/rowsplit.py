@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from foundry.codegen.kernels import IDENTITY, indent
+from foundry.codegen.kernels import IDENTITY, chan_merge, indent
 
 if TYPE_CHECKING:
     from foundry.codegen.kernels import RowEmitter
@@ -371,13 +371,7 @@ class RowSplit:
                 continue
             if r in em.welford_sums:
                 init += [f"{r}_{part} = tl.zeros([BLOCK_M, 1], dtype=tl.float32)" for part in ("count", "mean", "m2")]
-                merge += [
-                    f"{r}_total = {r}_count + {r}_count_c",
-                    f"{r}_delta = {r}_mean_c - {r}_mean",
-                    f"{r}_mean += {r}_delta * ({r}_count_c / {r}_total)",
-                    f"{r}_m2 += {r}_m2_c + {r}_delta * {r}_delta * ({r}_count * {r}_count_c / {r}_total)",
-                    f"{r}_count = {r}_total",
-                ]
+                merge += chan_merge(r, f"{r}_count_c", f"{r}_mean_c", f"{r}_m2_c")
             elif r in em.online:
                 m = em.online[r]
                 init += [
