@@ -362,7 +362,8 @@ class RowSplit:
         online rescale, or the plain reduction). The merged values equal the tile programs' own up to
         rounding. Reading a whole tile at once held a second tile in registers beside the program's own:
         ptxas then gave every program of the kernel 200 registers instead of 124 (8192-wide tiles over 4
-        warps), and the H200 ran the launch in 0.111 ms instead of 0.082 (2026-12-04)."""
+        warps), and the H200 ran the launch in 0.111 ms instead of 0.082 (2026-12-04, one process; the
+        launch's time also varies between processes: results-groupnorm-one-launch-h200.md)."""
         em = self.em
         init: list[str] = []
         merge: list[str] = []
