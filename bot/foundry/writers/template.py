@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from foundry.codegen import genes as G
 from foundry.codegen.analyze import Analysis, analyze
 from foundry.codegen.ir import UnsupportedError
+from foundry.codegen.kernels import WHOLE_ROW_N
 from foundry.codegen.plan import PlanOptions
 from foundry.codegen.render import render
 from foundry.codegen.rowsplit import FEW_ROWS, MIN_SPLIT_N, SM_COUNT
@@ -137,10 +138,9 @@ def default_loader(ref: str) -> Any:
 
 POLICIES = ("strict", "hybrid")
 LIBRARY_NOTE = "hybrid: the convolution runs in the library (torch.convolution); everything after it in Triton"
-# Rows up to this long fit one program's registers over 32 warps (32 fp32 values per thread; sm_90 compiles of
-# log-softmax over 32,000 columns use 60 registers, no spills): read once instead of once per pass. The gene's
-# top value, at which the codegen keeps whole rows even where the looped kernel makes one pass.
-REGISTER_ROW_N = int(G.SPACE["row.max_single_n"][-1])
+# Rows up to WHOLE_ROW_N long (row.max_single_n's top value, at which the codegen keeps whole rows even where
+# the looped kernel makes one pass) fit one program's registers over 32 warps (32 fp32 values per thread; sm_90
+# compiles of log-softmax over 32,000 columns use 60 registers, no spills): read once instead of once per pass.
 REGISTER_ROW_WARPS = 32
 
 
@@ -266,7 +266,7 @@ class TemplateWriter:
                 ]
                 at = 0 if request.island % 2 else len(gene_sets)
                 gene_sets[at:at] = splits
-            whole = {**base, "row.max_single_n": REGISTER_ROW_N, "row.num_warps": REGISTER_ROW_WARPS}
+            whole = {**base, "row.max_single_n": WHOLE_ROW_N, "row.num_warps": REGISTER_ROW_WARPS}
             if (
                 "row.max_single_n" in base
                 and self.register_rows(analysis, int(base["row.max_single_n"]))
@@ -368,7 +368,7 @@ class TemplateWriter:
     def register_rows(analysis: Analysis, kept_whole: int) -> bool:
         """Rows at the full inputs longer than `kept_whole` (the default single-tile limit) that still fit
         one program's registers: a looped kernel would read them once per pass."""
-        return any(kept_whole < 1 << max(n - 1, 0).bit_length() <= REGISTER_ROW_N for _, n in analysis.row_extents())
+        return any(kept_whole < 1 << max(n - 1, 0).bit_length() <= WHOLE_ROW_N for _, n in analysis.row_extents())
 
     @staticmethod
     def few_long_rows(analysis: Analysis) -> bool:
