@@ -155,9 +155,10 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
         # not logged). Softmax's one-pass kernel: no spills at 128 per thread, 328 bytes at 256, 2.8 KB at
         # 512. Tiles shrink to fit (rows longer than max_single_n go to the looped kernel).
         # Split rows in one launch hold one tile per program, with no per-lane statistics: 64 values per
-        # thread compiled without spills (8192 over 4 warps: 209 registers), and on the H200 that tile was the
-        # fastest of the one-launch group norms (0.091 ms; 8192 over 8 warps 0.102, 4096 over 4 0.106;
-        # tests/gpu/gene_sweep.py, 2026-12-04). The module's looped kernels take the same tile where they run.
+        # thread compile without spills (8192 over 4 warps: 124 registers on the H200's triton 3.6), and on
+        # the H200 that tile was among the fastest one-launch group norms (0.082 ms, 16384 over 8 warps 0.083,
+        # 8192 over 8 0.087; 2026-12-04, results-groupnorm-one-launch-h200.md). The module's looped kernels
+        # take the same tile where they run.
         threads = 32 * g.get("row.num_warps", DEFAULTS["row.num_warps"])
         one_launch = g.get("row.combine") == "one_kernel" and g.get("row.split", 1) != 1
         per_thread = 64 if one_launch else 32

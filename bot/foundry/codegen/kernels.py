@@ -744,8 +744,8 @@ class RowEmitter(SegmentEmitter):
         one_pass = sum(1 for line in loop_source if line.strip().startswith("for start in range(")) <= 1
         if one_pass and max_single < WHOLE_ROW_N:
             # the looped kernel already reads each row once: tiles keep more programs busy. At the gene's top
-            # value whole rows are kept anyway: no block-wide reduction per tile (the loop's online max and
-            # sum of exp reduce every tile twice; cross entropy's 32,000-wide rows sat at 78% of copy bandwidth)
+            # value whole rows are kept anyway, with no block-wide reduction per tile; which wins is measured
+            # (H200, 2026-12-04: argmax rows 0.130 against 0.149 ms looped; cross entropy 0.353 against 0.267)
             max_single = 0
         kernels: list[str] = []
         names: list[str] = []
