@@ -1,7 +1,7 @@
 """The seccomp filter of candidate processes, on this machine's kernel: a child under it may signal itself
 and its own threads, start programs, and nothing else is changed; signals to any other process (the parent,
-the whole user with kill(-1), its own children), ptrace, process_vm_writev and leaving its session or process
-group fail with EPERM, and nothing a candidate started outlives its evaluation. Only
+the whole user with kill(-1), its own children), ptrace, process_vm_writev, pidfd_getfd and leaving its
+session or process group fail with EPERM, and nothing a candidate started outlives its evaluation. Only
 signal 0 (an existence check, harmless if the filter were missing) is sent to other processes."""
 
 from __future__ import annotations
@@ -38,9 +38,11 @@ attempt("start a new process group", lambda: subprocess.run(["true"], process_gr
 if sys.argv[1:] == ["filtered"]:  # unfiltered, PTRACE_ATTACH would stop the parent for real
     libc = ctypes.CDLL(None, use_errno=True)
     nr = {"x86_64": (101, 311), "aarch64": (117, 271)}[os.uname().machine]
+    pidfd = libc.syscall(434, os.getppid(), 0)  # pidfd_open: allowed (the fd alone grants nothing)
     probes = {
         "ptrace parent": (nr[0], 16, os.getppid(), 0, 0),
         "write parent memory": (nr[1], os.getppid(), 0, 0, 0, 0, 0),
+        "copy a parent's descriptor": (438, pidfd, 0, 0),  # pidfd_getfd of the parent's stdin
     }
     for name, call in probes.items():
         out[name] = "ok" if libc.syscall(*call) == 0 else os.strerror(ctypes.get_errno())
@@ -72,6 +74,7 @@ def test_a_filtered_child_signals_only_itself():
         "start a new process group": "PermissionError",
         "ptrace parent": "Operation not permitted",
         "write parent memory": "Operation not permitted",
+        "copy a parent's descriptor": "Operation not permitted",
     }
 
 

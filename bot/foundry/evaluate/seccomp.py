@@ -10,8 +10,10 @@ Denied calls fail with EPERM (the candidate sees PermissionError); nothing else 
 kill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo to any process but the candidate's own (its threads
 included), tkill and pidfd_send_signal (glibc and CPython signal their own threads through tgkill), ptrace,
 process_vm_readv, process_vm_writev, setsid and setpgid (the session the evaluator starts the candidate in is
-made before the filter is installed). The filter is inherited by everything the candidate starts; those processes
-may signal only the candidate (its pid is written into the program when the filter is installed).
+made before the filter is installed), and pidfd_getfd, which would copy a file descriptor out of another
+process (the evaluator's exported device buffers, exchange.py). The filter is inherited by everything the
+candidate starts; those processes may signal only the candidate (its pid is written into the program when the
+filter is installed).
 
 Linux on x86-64 and aarch64 (other systems: `available()` is False and the evaluator says so). Build the
 program in the parent with `Filter()` and call `install()` in the child between fork and exec (the
@@ -42,6 +44,7 @@ SYSCALLS = {
         "process_vm_writev": 311,
         "setsid": 112,
         "setpgid": 109,
+        "pidfd_getfd": 438,
     },
     "aarch64": {
         "kill": 129,
@@ -55,10 +58,20 @@ SYSCALLS = {
         "process_vm_writev": 271,
         "setsid": 157,
         "setpgid": 154,
+        "pidfd_getfd": 438,
     },
 }
 SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target process
-DENIED = ("tkill", "pidfd_send_signal", "ptrace", "process_vm_readv", "process_vm_writev", "setsid", "setpgid")
+DENIED = (
+    "tkill",
+    "pidfd_send_signal",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "setsid",
+    "setpgid",
+    "pidfd_getfd",
+)
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
