@@ -1,18 +1,22 @@
 """The device exchange's plain parts, on the CPU: the call plan the worker follows and the evaluator judges
-by, which inputs are shared, poisoned output buffers, delivery into them. The CUDA IPC itself is covered
-by tests/gpu/test_exchange_gpu.py."""
+by, which inputs are shared, poisoned output buffers, delivery into them, the file descriptors' way to the
+worker. The device mappings themselves are covered by tests/gpu/test_exchange_gpu.py."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
+import types
 from pathlib import Path
 
 import pytest
 import torch
 from foundry.core.records import FailureKind
-from foundry.evaluate import exchange, jobfiles
+from foundry.evaluate import exchange, isolation, jobfiles
 from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig, delivered
 from foundry.evaluate.exchange import call_plan, deliver, poison_, shareable, span
+from foundry.evaluate.worker import Channel
 from foundry.spec.loader import load_operator
 
 OPERATOR = Path(__file__).resolve().parents[1] / "cheats" / "operators" / "softmax_rows.py"
@@ -33,25 +37,69 @@ def test_call_plan_orders_trials_rewrite_variants_and_state_calls():
 
 
 def test_closing_frees_every_buffer_even_after_a_failure(monkeypatch):
-    freed: list[int] = []
+    unmapped: list[int] = []
+    released: list[int] = []
 
-    class Runtime:
-        def free(self, pointer: int) -> None:
-            freed.append(pointer)
-            if pointer == 2:
-                raise RuntimeError("cudaFree failed: error 1")
+    class Driver:
+        def current(self, device: int) -> None:
+            pass
 
-    monkeypatch.setattr(exchange, "runtime", Runtime)
+        def unmap(self, address: int, nbytes: int) -> None:
+            unmapped.append(address)
+            if address == 2:
+                raise exchange.ExchangeError("cuMemUnmap failed with CUDA error 1")
+
+        def release(self, handle: int) -> None:
+            released.append(handle)
+
+    monkeypatch.setattr(exchange, "driver", Driver)
     monkeypatch.setattr(exchange.torch.cuda, "device", lambda index: contextlib.nullcontext())
     monkeypatch.setattr(exchange.torch.cuda, "synchronize", lambda: None)
     shared = exchange.Shared(0)
-    shared.pointers, shared.nbytes = [1, 2, 3], 3072
-    with pytest.raises(RuntimeError, match="cudaFree failed"):
+    shared.buffers, shared.nbytes = [(1, 1024, 11), (2, 1024, 12), (3, 1024, 13)], 3072
+    r, w = os.pipe()
+    shared.fds = [w]  # exported, never handed over
+    with pytest.raises(exchange.ExchangeError, match="cuMemUnmap failed"):
         shared.close()
-    assert freed == [1, 2, 3]  # the buffer after the failing one too
-    assert shared.pointers == [] and shared.nbytes == 0
+    assert unmapped == [1, 2, 3]  # the buffer after the failing one too
+    assert released == [11, 13]
+    assert shared.buffers == [] and shared.nbytes == 0 and shared.fds == []
+    assert os.read(r, 1) == b""  # the exported descriptor is closed: the pipe's only writer
+    os.close(r)
     shared.close()  # nothing left: a second close frees nothing
-    assert freed == [1, 2, 3]
+    assert unmapped == [1, 2, 3]
+
+
+def test_descriptors_reach_the_worker_over_its_control_socket_in_chunks():
+    """The parent's half (Child.hand) and the worker's (Channel.receive_fds) on one socket pair: more
+    descriptors than one message carries, each arriving as a working copy of the one sent."""
+    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    result_r, result_w = os.pipe()
+    pipes = [os.pipe() for _ in range(isolation.MAX_FDS + 7)]
+    try:
+        sender = types.SimpleNamespace(control=parent)
+        isolation.Child.say(sender, "job /tmp/x -")
+        isolation.Child.hand(sender, [w for _, w in pipes])
+        isolation.Child.say(sender, "run")
+        channel = Channel(result_w, child.detach())
+        assert channel.receive() == "job /tmp/x -"
+        got = channel.receive_fds(len(pipes))
+        assert len(got) == len(pipes) and len(set(got)) == len(got)
+        for i, ((r, _), fd) in enumerate(zip(pipes, got, strict=True)):
+            os.write(fd, bytes([i % 256]))
+            assert os.read(r, 1) == bytes([i % 256])
+            os.close(fd)
+        assert channel.receive() == "run"  # words after the descriptors still arrive one by one
+        parent.close()
+        assert channel.receive() == ""  # the parent is gone
+        with pytest.raises(OSError, match="expected 1 file descriptors"):
+            channel.receive_fds(1)
+        channel.control.close()
+    finally:
+        for r, w in pipes:
+            os.close(r)
+            os.close(w)
+        os.close(result_r)
 
 
 def test_shareable_inputs_reach_no_element_twice():

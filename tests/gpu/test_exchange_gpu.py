@@ -1,8 +1,11 @@
-"""Trial inputs and outputs shared on the device between the evaluator and its worker (CUDA IPC,
-evaluate/exchange.py). Skipped without CUDA."""
+"""Trial inputs and outputs shared on the device between the evaluator and its worker (allocations exported
+as file descriptors, evaluate/exchange.py), and what a process that was not handed them can reach. Skipped
+without CUDA."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -67,9 +70,9 @@ def test_outputs_are_delivered_on_the_device_and_the_buffers_freed():
     original_close = exchange.Shared.close
 
     def close(self):
-        freed.append(len(self.pointers))
+        freed.append(len(self.buffers))
         original_close(self)
-        assert self.pointers == [] and self.nbytes == 0
+        assert self.buffers == [] and self.nbytes == 0 and self.fds == []
 
     exchange.Shared.close = close  # type: ignore[method-assign]
     try:
@@ -105,7 +108,7 @@ def test_a_worker_that_cannot_open_the_buffers_falls_back_to_files(monkeypatch):
     evaluator = CandidateEvaluator(operator, config=EvaluatorConfig(), device="cuda")
     seen = judged_calls(evaluator)
     real = exchange.descriptor
-    monkeypatch.setattr(exchange, "descriptor", lambda handle, like: real("00" * exchange.HANDLE_BYTES, like))
+    monkeypatch.setattr(exchange, "descriptor", lambda index, nbytes, like: real(10**6, nbytes, like))  # no such fd
     try:
         verdict = evaluator.evaluate(candidate((HONEST / "softmax.py").read_text(), "softmax"))
     finally:
@@ -119,8 +122,9 @@ CHILD = """
 import json, sys, torch
 from foundry.evaluate import exchange
 descs = json.loads(sys.stdin.read())
-x = exchange.open_shared(descs["input"])
-y = exchange.open_shared(descs["output"])
+fds = descs["fds"]
+x = exchange.open_shared(descs["input"], fds)
+y = exchange.open_shared(descs["output"], fds)
 y.copy_(x * 2)
 torch.cuda.synchronize()
 print(float(x.sum()))
@@ -128,26 +132,112 @@ print(float(x.sum()))
 
 
 def test_a_child_process_reads_shared_inputs_and_writes_poisoned_outputs():
-    import json
-
     shared = exchange.Shared(0)
     try:
         x = torch.arange(12.0, device="cuda").view(3, 4).t()  # strided: kept
         desc_in = shared.put(x)
         views, [desc_out] = shared.outputs([x.contiguous()])
         assert torch.isnan(views[0]).all()
-        assert desc_in["stride"] == [1, 4]
+        assert desc_in["stride"] == [1, 4] and desc_in["nbytes"] >= 48
         torch.cuda.synchronize()
+        fds = shared.handover()
         done = subprocess.run(
             [sys.executable, "-c", CHILD],
-            input=json.dumps({"input": desc_in, "output": desc_out}),
+            input=json.dumps({"input": desc_in, "output": desc_out, "fds": fds}),
             capture_output=True,
             text=True,
             timeout=120,
+            pass_fds=fds,
         )
+        for fd in fds:
+            os.close(fd)
         assert done.returncode == 0, done.stderr[-2000:]
         assert float(done.stdout.strip().splitlines()[-1]) == float(x.sum())
         assert torch.equal(views[0], x * 2)
     finally:
         shared.close()
-    assert shared.pointers == []
+    assert shared.buffers == []
+
+
+THIEF = """
+import ctypes, json, os, sys, torch
+from foundry.evaluate import exchange
+task = json.loads(sys.stdin.read())
+cu = exchange.driver()
+torch.cuda.init()
+cu.current(0)
+mine = exchange.open_shared(task["mine"], task["fds"])
+found = {"mine": float(mine.float().sum())}
+# the sibling's descriptor, as read from its job.json, names an index among this process's own descriptors
+try:
+    found["descriptor"] = float(exchange.open_shared(task["sibling"], task["fds"]).float().sum())
+except Exception as exc:
+    found["descriptor"] = type(exc).__name__
+# the evaluator's copy of the sibling's exported descriptor, through /proc
+path = "/proc/%d/fd/%d" % (task["evaluator"], task["sibling_fd"])
+try:
+    fd = os.open(path, os.O_RDWR)
+except OSError as exc:
+    found["proc"] = "open: " + type(exc).__name__
+else:
+    try:
+        handle = cu.import_fd(fd)
+        address = cu.map(handle, task["sibling"]["nbytes"], 0)
+        view = exchange.wrap(address, torch.float32, task["sibling"]["shape"], task["sibling"]["stride"], 0)
+        found["proc"] = float(view.sum())
+    except Exception as exc:
+        found["proc"] = "import: " + str(exc)[:200]
+# every descriptor number this process has that it was not handed
+stolen = []
+for name in os.listdir("/proc/self/fd"):
+    fd = int(name)
+    if fd in task["fds"] or fd < 3:
+        continue
+    try:
+        cu.import_fd(fd)
+        stolen.append(fd)
+    except Exception:
+        pass
+found["stolen"] = stolen
+print(json.dumps(found))
+"""
+
+
+def test_a_process_reaches_only_the_buffers_it_was_handed():
+    """Two candidates' buffers; a worker handed the first's descriptors tries to reach the second's (a secret
+    value) every way we know: the sibling's descriptor as its job.json has it, the evaluator's exported
+    descriptor through /proc (the evaluator still holds it here), and every descriptor number it has."""
+    mine, sibling = exchange.Shared(0), exchange.Shared(0)
+    try:
+        desc_mine = mine.put(torch.ones(1024, device="cuda"))
+        secret = torch.full((4096,), 7.0, device="cuda")
+        desc_sibling = sibling.put(secret)
+        torch.cuda.synchronize()
+        fds = mine.handover()
+        task = {
+            "mine": desc_mine,
+            "sibling": desc_sibling,
+            "fds": fds,
+            "evaluator": os.getpid(),
+            "sibling_fd": sibling.fds[desc_sibling["fd"]],
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", THIEF],
+            input=json.dumps(task),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            pass_fds=fds,
+        )
+        for fd in fds:
+            os.close(fd)
+        assert done.returncode == 0, done.stderr[-2000:]
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        print(found)
+        assert found["mine"] == 1024.0
+        assert found["descriptor"] != float(secret.sum())  # its own buffer, or refused: never the sibling's
+        assert found["proc"] != float(secret.sum()), found
+        assert found["stolen"] == []
+    finally:
+        mine.close()
+        sibling.close()

@@ -441,7 +441,7 @@ class CandidateEvaluator:
                     views, descs = shared.outputs(refs[trial])
                     prepared.after.append(views)
                     after.append(descs)
-                prepared.descriptors = {"inputs": inputs_shared, "calls": calls, "after": after}
+                prepared.descriptors = {"inputs": inputs_shared, "calls": calls, "after": after, "fds": len(shared.fds)}
                 torch.cuda.synchronize(self.device_index)  # written before the worker reads them
             return prepared
         except BaseException:
@@ -614,6 +614,7 @@ class CandidateEvaluator:
                     ran=lambda: let_go("ran"),
                     after_ran=lambda: let_go("after ran"),
                     digest=digest,
+                    fds=prepared.shared.handover() if prepared.shared is not None else [],
                 )
                 if timing_msg is not None and not timing_msg.get("error"):
                     after = timing_msg.get("after")

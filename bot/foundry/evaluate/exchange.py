@@ -1,6 +1,6 @@
 """Trial inputs and outputs that stay on the device: on a GPU machine the evaluator shares them with a
-candidate's worker through CUDA IPC instead of through files on the host. Imported by the worker before any
-candidate code runs; imports only ctypes and torch.
+candidate's worker as device allocations exported as file descriptors, instead of through files on the
+host. Imported by the worker before any candidate code runs; imports only ctypes, os and torch.
 
 Why: a file round trip costs a softmax candidate (8192 x 16384 fp32) 6 GB through host memory, and fresh
 host memory is what is slow. Measured on the H200 (torch 2.11): copying 512 MB to a new host tensor takes
@@ -8,14 +8,16 @@ host memory is what is slow. Measured on the H200 (torch 2.11): copying 512 MB t
 candidates preparing at once in one process 14.6 s, where a device-to-device copy of the same takes
 milliseconds.
 
-Direction: the evaluator allocates and exports; the worker only opens. An importer cannot free what it opened
-(closing unmaps it in the importer only), and the evaluator frees its buffers only once the worker has been
-reaped (CUDA leaves freeing an allocation that another process still has open undefined). Each shared buffer
-is an allocation of its own (cudaMalloc, not the caching allocator, whose segments hold other tensors, and a
-handle opens the whole allocation it points into): the worker reaches this candidate's inputs and output
-buffers, never the reference outputs it is judged against. Probed on the H200 (driver 580): a handle edited
-to name an allocation that was never exported does not open; one edited to name another exported allocation
-does, so a candidate can reach the buffers of the candidates beside it, as it can reach their job files.
+Direction: the evaluator allocates and exports; the worker only maps. Each shared buffer is a physical
+allocation of its own (cuMemCreate, not the caching allocator, whose segments hold other tensors), exported
+as a file descriptor that is handed to this candidate's worker alone, over its private control socket
+(isolation.Child.hand); the worker maps what it was handed, closes the descriptors before any candidate code
+runs, and reaches this candidate's inputs and output buffers, never the reference outputs it is judged
+against, nor the buffers of the candidates beside it: no descriptor names them in its process. (The legacy
+CUDA IPC handles this replaced name allocations by a predictable id: probed on the H200, driver 580, a
+handle edited to name another exported allocation opened it.) An importer cannot free what it mapped
+(unmapping affects only the importer), and the evaluator frees its buffers only once the worker has been
+reaped.
 
 Output buffers start poisoned (NaN for floating point, the reference's bitwise complement otherwise): a
 worker that says it delivered outputs it never wrote is judged on values that cannot match. The plan of
@@ -27,13 +29,18 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import os
 from typing import Any
 
 import torch
 
-HANDLE_BYTES = 64  # cudaIpcMemHandle_t
-IPC_LAZY_ENABLE_PEER_ACCESS = 1
-ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
+# <cuda.h>: the virtual memory management API, allocations exported as file descriptors
+CU_MEM_ALLOCATION_TYPE_PINNED = 1
+CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
+CU_MEM_LOCATION_TYPE_DEVICE = 1
+CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0
+CUDA_ERROR_OUT_OF_MEMORY = 2
 DTYPES = {
     str(d).removeprefix("torch."): d
     for d in (
@@ -72,8 +79,31 @@ def call_plan(default_trials: int, trials: int) -> list[tuple[str, int]]:
     return plan
 
 
-class _Handle(ctypes.Structure):
-    _fields_ = [("reserved", ctypes.c_ubyte * HANDLE_BYTES)]
+class _Location(ctypes.Structure):  # CUmemLocation
+    _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
+
+
+class _AllocFlags(ctypes.Structure):
+    _fields_ = [
+        ("compressionType", ctypes.c_ubyte),
+        ("gpuDirectRDMACapable", ctypes.c_ubyte),
+        ("usage", ctypes.c_ushort),
+        ("reserved", ctypes.c_ubyte * 4),
+    ]
+
+
+class _Prop(ctypes.Structure):  # CUmemAllocationProp
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("requestedHandleTypes", ctypes.c_int),
+        ("location", _Location),
+        ("win32HandleMetaData", ctypes.c_void_p),
+        ("allocFlags", _AllocFlags),
+    ]
+
+
+class _Access(ctypes.Structure):  # CUmemAccessDesc
+    _fields_ = [("location", _Location), ("flags", ctypes.c_int)]
 
 
 class _Device:
@@ -89,62 +119,136 @@ class _Device:
         }
 
 
-class Runtime:
-    """The few CUDA runtime calls torch does not expose, on the runtime library torch itself loaded."""
+class Driver:
+    """The CUDA driver's virtual memory calls, on the driver library torch itself loaded: physical allocations
+    exported as file descriptors, mapped into this process's address space."""
 
     def __init__(self) -> None:
         torch.cuda.init()
-        path = loaded_library("libcudart.so") or ctypes.util.find_library("cudart")
+        path = loaded_library("libcuda.so") or ctypes.util.find_library("cuda")
         if path is None:
-            raise ExchangeError("no CUDA runtime library found in this process")
+            raise ExchangeError("no CUDA driver library found in this process")
         lib = ctypes.CDLL(path)
-        lib.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-        lib.cudaFree.argtypes = [ctypes.c_void_p]
-        lib.cudaIpcGetMemHandle.argtypes = [ctypes.POINTER(_Handle), ctypes.c_void_p]
-        lib.cudaIpcOpenMemHandle.argtypes = [ctypes.POINTER(ctypes.c_void_p), _Handle, ctypes.c_uint]
-        lib.cudaGetLastError.argtypes = []
-        for name in ("cudaMalloc", "cudaFree", "cudaIpcGetMemHandle", "cudaIpcOpenMemHandle", "cudaGetLastError"):
-            getattr(lib, name).restype = ctypes.c_int
+        u64, size, ptr = ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p
+        signatures = {
+            "cuMemGetAllocationGranularity": [ctypes.POINTER(size), ctypes.POINTER(_Prop), ctypes.c_int],
+            "cuMemCreate": [ctypes.POINTER(u64), size, ctypes.POINTER(_Prop), u64],
+            "cuMemRelease": [u64],
+            "cuMemAddressReserve": [ctypes.POINTER(u64), size, size, u64, u64],
+            "cuMemAddressFree": [u64, size],
+            "cuMemMap": [u64, size, size, u64, u64],
+            "cuMemUnmap": [u64, size],
+            "cuMemSetAccess": [u64, size, ctypes.POINTER(_Access), size],
+            "cuMemExportToShareableHandle": [ptr, u64, ctypes.c_int, u64],
+            "cuMemImportFromShareableHandle": [ctypes.POINTER(u64), ptr, ctypes.c_int],
+            "cuGetErrorName": [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)],
+            "cuDeviceGet": [ctypes.POINTER(ctypes.c_int), ctypes.c_int],
+            "cuDevicePrimaryCtxRetain": [ctypes.POINTER(ptr), ctypes.c_int],
+            "cuCtxSetCurrent": [ptr],
+        }
+        try:
+            for name, argtypes in signatures.items():
+                fn = getattr(lib, name)
+                fn.argtypes, fn.restype = argtypes, ctypes.c_int
+        except AttributeError as exc:  # a driver older than CUDA 10.2
+            raise ExchangeError(f"the CUDA driver has no virtual memory management: {exc}") from exc
         self.lib = lib
         self.path = path
+        self.contexts: dict[int, ctypes.c_void_p] = {}
+
+    def current(self, device: int) -> None:
+        """Make device's primary context (the one torch uses) current on this thread: a thread that has made
+        no CUDA call has none, and the mapping calls need one."""
+        if device not in self.contexts:
+            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+            self.check(self.lib.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet")
+            self.check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+            self.contexts[device] = ctx  # retained once per process, never released: torch holds it anyway
+        self.check(self.lib.cuCtxSetCurrent(self.contexts[device]), "cuCtxSetCurrent")
 
     def check(self, err: int, what: str) -> None:
+        if err == CUDA_ERROR_OUT_OF_MEMORY:
+            raise torch.cuda.OutOfMemoryError(f"{what}: out of device memory")
         if err:
-            self.lib.cudaGetLastError()  # clear it, so that torch's next call does not report it
-            if err == ERROR_MEMORY_ALLOCATION:
-                raise torch.cuda.OutOfMemoryError(f"{what}: out of device memory")
-            raise ExchangeError(f"{what} failed with CUDA error {err}")
+            name = ctypes.c_char_p()
+            self.lib.cuGetErrorName(err, ctypes.byref(name))
+            raise ExchangeError(f"{what} failed with CUDA error {err} ({(name.value or b'?').decode()})")
 
-    def malloc(self, nbytes: int) -> int:
-        pointer = ctypes.c_void_p()
-        err = self.lib.cudaMalloc(ctypes.byref(pointer), max(nbytes, 1))
-        if err == ERROR_MEMORY_ALLOCATION:  # blocks torch caches but does not use
-            self.lib.cudaGetLastError()
-            torch.cuda.empty_cache()
-            err = self.lib.cudaMalloc(ctypes.byref(pointer), max(nbytes, 1))
-        self.check(err, f"cudaMalloc of {nbytes} bytes")
-        assert pointer.value is not None
-        return pointer.value
+    @staticmethod
+    def prop(device: int) -> _Prop:
+        prop = _Prop()
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED
+        prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+        prop.location = _Location(CU_MEM_LOCATION_TYPE_DEVICE, device)
+        return prop
 
-    def free(self, pointer: int) -> None:
-        self.check(self.lib.cudaFree(ctypes.c_void_p(pointer)), "cudaFree")
-
-    def export(self, pointer: int) -> str:
-        handle = _Handle()
-        self.check(self.lib.cudaIpcGetMemHandle(ctypes.byref(handle), ctypes.c_void_p(pointer)), "cudaIpcGetMemHandle")
-        return bytes(handle.reserved).hex()
-
-    def open(self, handle: str) -> int:
-        raw = bytes.fromhex(handle)
-        if len(raw) != HANDLE_BYTES:
-            raise ExchangeError(f"an IPC handle has {HANDLE_BYTES} bytes, not {len(raw)}")
-        pointer = ctypes.c_void_p()
-        err = self.lib.cudaIpcOpenMemHandle(
-            ctypes.byref(pointer), _Handle.from_buffer_copy(raw), IPC_LAZY_ENABLE_PEER_ACCESS
+    def rounded(self, nbytes: int, device: int) -> int:
+        """nbytes rounded up to the device's allocation granularity (2 MiB on the H200)."""
+        granularity = ctypes.c_size_t()
+        prop = self.prop(device)
+        self.check(
+            self.lib.cuMemGetAllocationGranularity(
+                ctypes.byref(granularity), ctypes.byref(prop), CU_MEM_ALLOC_GRANULARITY_MINIMUM
+            ),
+            "cuMemGetAllocationGranularity",
         )
-        self.check(err, "cudaIpcOpenMemHandle")
-        assert pointer.value is not None
-        return pointer.value
+        g = max(granularity.value, 1)
+        return -(-max(nbytes, 1) // g) * g
+
+    def create(self, nbytes: int, device: int) -> int:
+        """A physical allocation of nbytes (rounded) on device that can be exported as a file descriptor."""
+        handle = ctypes.c_uint64()
+        prop = self.prop(device)
+        err = self.lib.cuMemCreate(ctypes.byref(handle), nbytes, ctypes.byref(prop), 0)
+        if err == CUDA_ERROR_OUT_OF_MEMORY:  # blocks torch caches but does not use
+            torch.cuda.empty_cache()
+            err = self.lib.cuMemCreate(ctypes.byref(handle), nbytes, ctypes.byref(prop), 0)
+        self.check(err, f"cuMemCreate of {nbytes} bytes")
+        return handle.value
+
+    def map(self, handle: int, nbytes: int, device: int) -> int:
+        """Map the allocation read-write for device at a fresh address of this process; the address."""
+        address = ctypes.c_uint64()
+        self.check(self.lib.cuMemAddressReserve(ctypes.byref(address), nbytes, 0, 0, 0), "cuMemAddressReserve")
+        try:
+            self.check(self.lib.cuMemMap(address.value, nbytes, 0, handle, 0), "cuMemMap")
+            access = _Access(_Location(CU_MEM_LOCATION_TYPE_DEVICE, device), CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+            err = self.lib.cuMemSetAccess(address.value, nbytes, ctypes.byref(access), 1)
+            if err:
+                self.lib.cuMemUnmap(address.value, nbytes)
+                self.check(err, "cuMemSetAccess")
+        except BaseException:
+            self.lib.cuMemAddressFree(address.value, nbytes)
+            raise
+        return address.value
+
+    def export(self, handle: int) -> int:
+        """A new file descriptor naming the allocation: whoever holds it can map it, nobody else can."""
+        fd = ctypes.c_int(-1)
+        self.check(
+            self.lib.cuMemExportToShareableHandle(
+                ctypes.byref(fd), handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0
+            ),
+            "cuMemExportToShareableHandle",
+        )
+        return fd.value
+
+    def import_fd(self, fd: int) -> int:
+        handle = ctypes.c_uint64()
+        self.check(
+            self.lib.cuMemImportFromShareableHandle(
+                ctypes.byref(handle), ctypes.c_void_p(fd), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+            ),
+            "cuMemImportFromShareableHandle",
+        )
+        return handle.value
+
+    def unmap(self, address: int, nbytes: int) -> None:
+        self.check(self.lib.cuMemUnmap(address, nbytes), "cuMemUnmap")
+        self.check(self.lib.cuMemAddressFree(address, nbytes), "cuMemAddressFree")
+
+    def release(self, handle: int) -> None:
+        self.check(self.lib.cuMemRelease(handle), "cuMemRelease")
 
 
 def loaded_library(prefix: str) -> str | None:
@@ -163,8 +267,8 @@ def loaded_library(prefix: str) -> str | None:
 
 
 @functools.cache
-def runtime() -> Runtime:
-    return Runtime()
+def driver() -> Driver:
+    return Driver()
 
 
 def span(shape: list[int], stride: list[int]) -> int:
@@ -182,9 +286,13 @@ def wrap(pointer: int, dtype: torch.dtype, shape: list[int], stride: list[int], 
     return raw[: max(nbytes, size)].view(dtype).as_strided(shape, stride)
 
 
-def descriptor(handle: str, like: torch.Tensor) -> dict[str, Any]:
+def descriptor(fd_index: int, nbytes: int, like: torch.Tensor) -> dict[str, Any]:
+    """What the worker needs to map one buffer: which of the descriptors it was handed names the allocation,
+    the allocation's size, and the tensor's dtype, shape and strides. No handle: a descriptor names nothing
+    outside the worker's own file descriptors."""
     return {
-        "handle": handle,
+        "fd": fd_index,
+        "nbytes": nbytes,
         "dtype": str(like.dtype).removeprefix("torch."),
         "shape": list(like.shape),
         "stride": list(like.stride()),
@@ -216,25 +324,35 @@ def shareable(x: Any) -> bool:
 
 class Shared:
     """One candidate's device buffers on the evaluator's side: trial inputs and poisoned output buffers, each
-    an exported allocation of its own. close() frees them: only once the worker has been reaped."""
+    a physical allocation of its own, mapped here and exported as a file descriptor (`fds`, in descriptor
+    order) that only this candidate's worker is handed (`handover()`); `close()` frees the buffers: only once
+    the worker has been reaped."""
 
     def __init__(self, device_index: int) -> None:
         self.device_index = device_index
-        self.pointers: list[int] = []
+        self.buffers: list[tuple[int, int, int]] = []  # (address, bytes, allocation handle)
+        self.fds: list[int] = []
         self.nbytes = 0
 
     def allocate(self, like: torch.Tensor, stride: list[int] | None = None) -> tuple[torch.Tensor, dict[str, Any]]:
         """A buffer shaped like `like` (contiguous, or with the given strides) and its descriptor."""
-        rt = runtime()
+        cu = driver()
         shape = list(like.shape)
         stride = stride if stride is not None else list(torch.empty(shape, device="meta").stride())
         with torch.cuda.device(self.device_index):
-            nbytes = max(span(shape, stride), 1) * like.element_size()
-            pointer = rt.malloc(nbytes)
-            self.pointers.append(pointer)
+            cu.current(self.device_index)
+            nbytes = cu.rounded(max(span(shape, stride), 1) * like.element_size(), self.device_index)
+            handle = cu.create(nbytes, self.device_index)
+            try:
+                address = cu.map(handle, nbytes, self.device_index)
+            except BaseException:
+                cu.release(handle)
+                raise
+            self.buffers.append((address, nbytes, handle))
             self.nbytes += nbytes
-            view = wrap(pointer, like.dtype, shape, stride, self.device_index)
-            return view, descriptor(rt.export(pointer), view)
+            self.fds.append(cu.export(handle))
+            view = wrap(address, like.dtype, shape, stride, self.device_index)
+            return view, descriptor(len(self.fds) - 1, nbytes, view)
 
     def put(self, x: torch.Tensor) -> dict[str, Any]:
         """x's values in a shared buffer with x's strides (a view's gaps kept, its storage offset not); its
@@ -255,19 +373,29 @@ class Shared:
             descs.append(desc)
         return views, descs
 
+    def handover(self) -> list[int]:
+        """The exported descriptors, now the caller's to close (isolation.run_child closes them once the worker
+        holds its copies)."""
+        fds, self.fds = self.fds, []
+        return fds
+
     def close(self) -> None:
-        """Free every buffer. Only once the worker that opened them is gone. A buffer that fails to free does
+        """Free every buffer. Only once the worker that mapped them is gone. A buffer that fails to free does
         not keep the others: all are tried, then the first failure is raised."""
-        if not self.pointers:
+        for fd in self.handover():
+            os.close(fd)
+        if not self.buffers:
             return
-        rt = runtime()
+        cu = driver()
         failed: list[Exception] = []
         with torch.cuda.device(self.device_index):
             torch.cuda.synchronize()
-            pointers, self.pointers = self.pointers, []
-            for pointer in pointers:
+            cu.current(self.device_index)
+            buffers, self.buffers = self.buffers, []
+            for address, nbytes, handle in buffers:
                 try:
-                    rt.free(pointer)
+                    cu.unmap(address, nbytes)
+                    cu.release(handle)
                 except Exception as exc:  # the rest are still freed
                     failed.append(exc)
         self.nbytes = 0
@@ -275,18 +403,31 @@ class Shared:
             raise failed[0]
 
 
-def open_shared(desc: dict[str, Any], device_index: int = 0) -> torch.Tensor:
-    """The worker's view of one of the evaluator's buffers (left open until the worker exits)."""
+def open_shared(desc: dict[str, Any], fds: list[int], device_index: int = 0) -> torch.Tensor:
+    """The worker's view of one of the evaluator's buffers, mapped from the file descriptor the descriptor
+    names among those the worker was handed (left mapped until the worker exits)."""
     dtype = DTYPES.get(str(desc.get("dtype")))
-    shape, stride = desc.get("shape"), desc.get("stride")
+    shape, stride, index, nbytes = desc.get("shape"), desc.get("stride"), desc.get("fd"), desc.get("nbytes")
     counts = (shape, stride)
     if (
         dtype is None
         or not all(isinstance(v, list) and all(isinstance(n, int) and n >= 0 for n in v) for v in counts)
         or len(shape) != len(stride)
+        or not isinstance(index, int)
+        or not 0 <= index < len(fds)
+        or not isinstance(nbytes, int)
+        or nbytes < max(span(shape, stride), 1) * torch.empty((), dtype=dtype).element_size()
     ):
         raise ExchangeError(f"not a buffer descriptor: {desc!r}"[:200])
-    return wrap(runtime().open(str(desc["handle"])), dtype, shape, stride, device_index)
+    cu = driver()
+    with torch.cuda.device(device_index):
+        cu.current(device_index)
+        handle = cu.import_fd(fds[index])
+        try:
+            address = cu.map(handle, nbytes, device_index)
+        finally:
+            cu.release(handle)  # the mapping keeps the allocation
+    return wrap(address, dtype, shape, stride, device_index)
 
 
 def deliver(out: Any, buffers: list[torch.Tensor] | None) -> bool:

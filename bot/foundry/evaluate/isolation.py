@@ -6,7 +6,9 @@ in its own session (so a timeout kills everything it started), with:
   - an address-space cap on CPU-only runs (RLIMIT_AS; CUDA reserves huge virtual ranges, so on GPU
     the worker caps device memory instead), no core files;
   - stdout/stderr drained by the parent and capped (flooding kills the child);
-  - a private pipe for its messages and another for the parent's go/stop after correctness;
+  - a private pipe for its messages, and a private socket (AF_UNIX, SOCK_SEQPACKET) for the parent's
+    words (the job, go/stop after correctness) and for the file descriptors of the device buffers the
+    evaluator shares with this candidate alone (exchange.py);
   - a seccomp filter (seccomp.py): it may signal only itself, and may not trace other processes or touch
     their memory, so it cannot kill or patch the evaluator, which runs as the same user.
 """
@@ -21,6 +23,7 @@ import platform
 import re
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -41,6 +44,7 @@ ENV_ALLOW = re.compile(
 SECRET = re.compile(r"(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.I)
 OUTPUT_CAP = 1_000_000  # bytes of stdout+stderr a candidate may print
 TAIL = 4000
+MAX_FDS = 250  # file descriptors per message (the kernel's SCM_MAX_FD is 253)
 
 
 log = logging.getLogger(__name__)
@@ -104,13 +108,16 @@ class Child:
         module: str = "foundry.evaluate.worker",
         cwd: Path | None = None,
         digest: str = "",
+        fds: list[int] | tuple[int, ...] = (),
     ) -> None:
         """jobdir None starts a warm child that waits for `start(jobdir, …)`. digest: of the job's text files
-        (jobfiles.digest), which the child checks before it reads them."""
+        (jobfiles.digest), which the child checks before it reads them. fds: file descriptors handed to the
+        child once it runs (its job's shared device buffers)."""
         self.jobdir = jobdir
         self.timeout_s = timeout_s
         result_r, result_w = os.pipe()
-        control_r, control_w = os.pipe()
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        control_r = theirs.fileno()
         self.started = time.monotonic()
 
         sandbox = signal_filter()
@@ -136,8 +143,7 @@ class Child:
             preexec_fn=limits,  # noqa: PLW1509 - runs before exec: setrlimit and two prctl calls
         )
         os.close(result_w)
-        os.close(control_r)
-        self.control = os.fdopen(control_w, "wb", buffering=0)
+        theirs.close()
         self.results = os.fdopen(result_r, "rb")
         self.outcome = ChildOutcome()
         self.tail = bytearray()
@@ -149,16 +155,29 @@ class Child:
         ]
         for reader in self.readers:
             reader.start()
+        if jobdir is not None:
+            self.hand(fds)
 
     def alive(self) -> bool:
         return not self.exited(0)
 
-    def start(self, jobdir: Path, timeout_s: float, digest: str = "") -> None:
-        """Hand a warm child its job; the timeout counts from now."""
+    def start(self, jobdir: Path, timeout_s: float, digest: str = "", fds: list[int] | tuple[int, ...] = ()) -> None:
+        """Hand a warm child its job (and the job's file descriptors); the timeout counts from now."""
         self.jobdir = jobdir
         self.timeout_s = timeout_s
         self.started = time.monotonic()
         self.say(f"job {jobdir} {digest or '-'}")
+        self.hand(fds)
+
+    def hand(self, fds: list[int] | tuple[int, ...]) -> None:
+        """Send file descriptors over the control socket ("fds N" messages of at most MAX_FDS each; the
+        child takes them with `receive_fds`). The child gets its own copies: the caller may close these."""
+        for i in range(0, len(fds), MAX_FDS):
+            chunk = list(fds[i : i + MAX_FDS])
+            try:
+                socket.send_fds(self.control, [f"fds {len(chunk)}".encode()], chunk)
+            except OSError:  # the child is gone: its ending is reported as such
+                return
 
     def restart_clock(self) -> None:
         self.started = time.monotonic()
@@ -225,8 +244,8 @@ class Child:
 
     def say(self, word: str) -> None:
         try:
-            self.control.write((word + "\n").encode())
-        except (BrokenPipeError, OSError):
+            self.control.send(word.encode())
+        except OSError:  # the child is gone: its ending is reported as such
             pass
 
     def exited(self, timeout: float) -> bool:
@@ -278,7 +297,7 @@ class WarmPool:
     def spawn(self) -> Child:
         return Child(None, timeout_s=0, memory_mb=self.memory_mb, env=self.env, cwd=self.cwd)
 
-    def take(self, jobdir: Path, timeout_s: float, digest: str = "") -> Child:
+    def take(self, jobdir: Path, timeout_s: float, digest: str = "", fds: list[int] | tuple[int, ...] = ()) -> Child:
         with self.lock:
             child = None
             while self.ready and child is None:
@@ -288,7 +307,7 @@ class WarmPool:
                     child = None
             if child is None:
                 child = self.spawn()
-            child.start(jobdir, timeout_s, digest)
+            child.start(jobdir, timeout_s, digest, fds)
             while not self.closed and len(self.ready) < self.size:
                 self.ready.append(self.spawn())
             return child
@@ -315,6 +334,7 @@ def run_child(
     ran: Callable[[], None] | None = None,
     after_ran: Callable[[], None] | None = None,
     digest: str = "",
+    fds: list[int] | tuple[int, ...] = (),
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, ChildOutcome]:
     """Run the worker through its phases, calling the parent's step at each: `ready` when it has loaded
     (and compiled) the candidate and waits to run it (the parent takes the device shared), `ran` when its
@@ -322,11 +342,16 @@ def run_child(
     correctness message (judge, and whether to time it), `timed` on its timing message, `after_ran` when
     its calls after the timing run are done (on the host; the exclusive hold can go). The timing message
     comes back with the "after" message, or None, as its "after". Time spent in the parent's steps does
-    not count against the candidate's timeout."""
-    if pool is not None:
-        child = pool.take(jobdir, timeout_s, digest)
-    else:
-        child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env, digest=digest)
+    not count against the candidate's timeout. fds: file descriptors the child is handed with its job, closed
+    here once it holds its copies (or could not be started)."""
+    try:
+        if pool is not None:
+            child = pool.take(jobdir, timeout_s, digest, fds)
+        else:
+            child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env, digest=digest, fds=fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
     timing = None
     try:
         correctness = child.wait_message("ready", "correctness")

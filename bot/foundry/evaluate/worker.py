@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import traceback
 import types
@@ -30,9 +31,12 @@ OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory
 
 
 class Channel:
+    """Messages to the parent (JSON lines on a pipe) and the parent's words to this process (one per message
+    on a SOCK_SEQPACKET socket, which also carries the file descriptors of the job's shared buffers)."""
+
     def __init__(self, result_fd: int, control_fd: int) -> None:
         self.out = os.fdopen(result_fd, "wb", buffering=0)
-        self.control = os.fdopen(control_fd, "rb", buffering=0)
+        self.control = socket.socket(fileno=control_fd)
 
     def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message, default=str) + "\n").encode()
@@ -42,7 +46,20 @@ class Channel:
             view = view[written:]
 
     def receive(self) -> str:
-        return self.control.readline().decode().strip()
+        """The parent's next word ("" once it has closed its end)."""
+        return self.control.recv(65536).decode().strip()
+
+    def receive_fds(self, count: int) -> list[int]:
+        """The `count` file descriptors the parent sent with the job ("fds N" messages)."""
+        fds: list[int] = []
+        while len(fds) < count:
+            data, got, flags, _ = socket.recv_fds(self.control, 64, count - len(fds))
+            fds.extend(got)
+            if not data.startswith(b"fds ") or flags & socket.MSG_CTRUNC or not got:
+                for fd in fds:
+                    os.close(fd)
+                raise OSError(f"expected {count} file descriptors from the evaluator, got {data[:40]!r}")
+        return fds
 
 
 # The rule a child-side failure is reported under (the line is often unknown: a CUDA fault surfaces at the
@@ -185,18 +202,23 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         # call like the file's) and, per call, the buffers its outputs go to.
         from foundry.evaluate import exchange
 
+        fds: list[int] = []
         try:
+            fds = channel.receive_fds(int(shared["fds"]))
             for trial, descs in zip(data["trials"], shared["inputs"], strict=True):
                 for i, desc in enumerate(descs):
                     if desc is not None:
-                        trial[i] = exchange.open_shared(desc)
-            call_buffers = [[exchange.open_shared(d) for d in call] for call in shared["calls"]]
-            after_buffers = [[exchange.open_shared(d) for d in call] for call in shared["after"]]
+                        trial[i] = exchange.open_shared(desc, fds)
+            call_buffers = [[exchange.open_shared(d, fds) for d in call] for call in shared["calls"]]
+            after_buffers = [[exchange.open_shared(d, fds) for d in call] for call in shared["after"]]
         except Exception as exc:  # no verdict on the candidate: the evaluator sends files from then on
             why = f"the evaluator's device buffers did not open in the worker: {type(exc).__name__}: {exc}"
             error = jobfiles.no_verdict("exchange_failed", why)
             channel.send({"phase": "correctness", "stage": "load", "error": error})
             return
+        finally:  # the mappings keep the buffers; no descriptor is left for candidate code to find
+            for fd in fds:
+                os.close(fd)
     mark("job loaded")
     candidate_path = str(jobdir / "candidate.py")
 
