@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from foundry.core.records import FailureKind, Stage
+from foundry.core.records import FailureKind, Stage, Verdict
 from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
 from foundry.spec.loader import load_operator
 
@@ -41,7 +41,12 @@ def test_a_search_rechecks_one_trial_the_final_check_all(monkeypatch):
     search = evaluator()
     assert search.trials > 1 and search.after_trials == 1
     final = []
-    monkeypatch.setattr(CandidateEvaluator, "evaluate", lambda self, candidate: final.append(self))
+
+    def evaluate(self, candidate):
+        final.append(self)
+        return Verdict(candidate_id="c", verified=True, policy="strict", device="cpu")
+
+    monkeypatch.setattr(CandidateEvaluator, "evaluate", evaluate)
     search.reverify(None)  # type: ignore[arg-type]
     (checker,) = final
     assert checker is not search and checker.trials == search.trials * 2

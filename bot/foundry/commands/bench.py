@@ -49,6 +49,7 @@ class BenchRow(BaseModel):
     failure: str | None = None
     library_ops: tuple[str, ...] = ()  # aten ops the kernel left to the library (hybrid policy)
     note: str = ""
+    runs_ms: tuple[float, ...] = ()  # Foundry's time in each timing run of the final check (the median above)
 
 
 class BenchAggregate(BaseModel):
@@ -152,6 +153,7 @@ def row_from(operator: str, kernel: str, verdict: Verdict | None, evaluated: int
         failure=failure if verdict is None or not verdict.verified else None,
         library_ops=verdict.library_ops if verdict and verdict.verified else (),
         note=row_note(verdict),
+        runs_ms=tuple(r.candidate_ms for r in timing.runs) if measured and timing else (),
     )
 
 
@@ -185,7 +187,7 @@ def bench_kernel(operator: str, kernel: Path, options: SearchOptions) -> BenchRo
     evaluator = CandidateEvaluator(
         loaded, policy=options.policy, config=EvaluatorConfig(timing_trials=KERNEL_TIMING_TRIALS)
     )
-    verdict = evaluator.evaluate(candidate)
+    verdict = evaluator.reverify(candidate)  # as a search's finalist: new seeds, several timing runs on a GPU
     return row_from(loaded.spec.ref, str(kernel), verdict, 1, verdict.wall_s)
 
 
@@ -218,6 +220,9 @@ def render_operator(row: BenchRow) -> str:
     for label, ms in (("eager", row.eager_ms), ("torch.compile", row.compile_ms), ("foundry", row.foundry_ms)):
         speed = f"{eager / ms:.2f}x vs eager" if eager and ms else "-"
         lines.append(f"  {label:<14} {fmt(ms, ' ms'):>12}   {speed}")
+    if len(row.runs_ms) > 1:
+        times = " / ".join(f"{ms:.4f}" for ms in row.runs_ms)
+        lines.append(f"  (foundry timed in {len(row.runs_ms)} runs: {times} ms; the median above)")
     if row.note:
         lines.append(f"  ({row.note})")
     return "\n".join(lines)

@@ -390,7 +390,8 @@ def kernel_header(report: RunReport, candidate: Candidate, verdict: Verdict) -> 
         )
         if timing.compile_ms and timing.speedup_compile:
             speed += f", {timing.speedup_compile:.2f}x over torch.compile ({timing.compile_ms:.4f} ms)"
-        lines.append(speed + f"; median of {timing.trials} trials")
+        runs = f", the median of {len(timing.runs)} runs" if len(timing.runs) > 1 else ""
+        lines.append(speed + f"; median of {timing.trials} trials{runs}")
         if timing.roofline is not None:
             r = timing.roofline
             lines.append(f"roofline: {r.pct_of_floor:.0f}% of the floor, {r.bound}-bound")

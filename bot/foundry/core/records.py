@@ -96,6 +96,15 @@ class Roofline(Record):
     peak_tflops: float
 
 
+class TimingRun(Record):
+    """One timing run of a finalist's re-verification: the candidate in a worker process of its own and the
+    reference (eager, torch.compile) in the evaluator, on fresh inputs."""
+
+    candidate_ms: float
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+
+
 class Timing(Record):
     measured: bool
     reason: str = ""  # why not measured
@@ -106,6 +115,7 @@ class Timing(Record):
     compile_ms: float | None = None
     roofline: Roofline | None = None
     baseline_notes: tuple[str, ...] = ()  # how eager and torch.compile were run (TF32 off, compile failed …)
+    runs: tuple[TimingRun, ...] = ()  # a finalist's timing runs; the times above are then their medians
 
     @property
     def speedup_eager(self) -> float | None:

@@ -62,7 +62,25 @@ def results_table(report: RunReport) -> Table:
 def timing_note(timing: Timing | None) -> list[AnyPart]:
     if timing is not None and not timing.measured and timing.reason:
         return [Text(text=f"Timing: {escape(timing.reason)}")]
+    if timing is not None and len(timing.runs) > 1:
+        return [Text(text=runs_sentence(timing))]
     return []
+
+
+def runs_sentence(timing: Timing) -> str:
+    """The finalist's timing runs, each time listed: the table's times are their medians."""
+
+    def listed(values: list[float | None]) -> str:
+        return " / ".join("—" if v is None else f"{v:.4f}" for v in values) + " ms"
+
+    runs = timing.runs
+    parts = [f"Foundry {listed([r.candidate_ms for r in runs])}", f"eager {listed([r.eager_ms for r in runs])}"]
+    if any(r.compile_ms is not None for r in runs):
+        parts.append(f"torch.compile {listed([r.compile_ms for r in runs])}")
+    return (
+        f"Timed in {len(runs)} runs (the kernel in a fresh worker process each time, eager and torch.compile "
+        f"beside it, new inputs): {'; '.join(parts)}. The table gives the medians."
+    )
 
 
 def facts_table(report: RunReport) -> Table:
