@@ -93,8 +93,9 @@ def test_gpu_only_cheat_is_rejected(case: Case, evaluators: Evaluators, honest_s
     if verdict.verified and verdict.timing is not None and verdict.timing.measured:
         print(f"{case.name}: verified at {verdict.timing.candidate_ms:.5f} ms vs honest {honest_softmax_ms:.5f} ms")
     assert_rejected_as(verdict, case)
-    if case.kind is FailureKind.TIMING_ANOMALY:
-        assert verdict.failure.stage.value == "timing"
+    if case.kind is FailureKind.TIMING_ANOMALY:  # seen timing, or by the runtime guard's stream check before
+        stages = {"timing", "runtime_guard"} if verdict.failure.rule == "work_escapes_stream" else {"timing"}
+        assert verdict.failure.stage.value in stages
 
 
 @pytest.mark.parametrize("case", [c.param("cuda") for c in GPU_CONTROLS])

@@ -116,6 +116,7 @@ class Timing(Record):
     roofline: Roofline | None = None
     baseline_notes: tuple[str, ...] = ()  # how eager and torch.compile were run (TF32 off, compile failed …)
     runs: tuple[TimingRun, ...] = ()  # a finalist's timing runs; the times above are then their medians
+    host_ms: float | None = None  # the host's time to enqueue one call of the candidate (kept out of candidate_ms)
 
     @property
     def speedup_eager(self) -> float | None:

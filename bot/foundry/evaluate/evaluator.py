@@ -221,6 +221,18 @@ def total_memory(device_index: int | None) -> int:
     return torch.cuda.get_device_properties(device_index or 0).total_memory
 
 
+def escaped_stream(what: str, found: list[str]) -> Diagnosis:
+    """Work the candidate put on a stream other than the one it was called on: the timed stream's events
+    do not see it (the runtime guard's record of each launch's and each aten op's stream)."""
+    return Diagnosis(
+        stage=Stage.RUNTIME_GUARD,
+        kind=FailureKind.TIMING_ANOMALY,
+        rule="work_escapes_stream",
+        message=f"{what}: work went to another CUDA stream than the caller's, out of the timed stream's sight: "
+        + "; ".join(found[:3]),
+    )
+
+
 def median_run(verdicts: list[Verdict]) -> Verdict:
     """One verdict for several verified runs of a candidate: the run with the median candidate time (its
     checks, kernels and roofline), eager and torch.compile the medians of their own runs, every run's times
@@ -958,6 +970,8 @@ class CandidateEvaluator:
                     message=f"{what}: ops ran outside Triton under the {self.policy} policy: {listing}",
                     evidence=json.dumps(call["ops"], sort_keys=True),
                 )
+            if call.get("foreign_streams"):
+                return escaped_stream(what, call["foreign_streams"])
             if call.get("violations"):
                 return Diagnosis(
                     stage=Stage.RUNTIME_GUARD,
@@ -1122,6 +1136,12 @@ class CandidateEvaluator:
                 facts,
             )
         facts = [KernelFacts(**k) for k in message.get("kernels", [])] or facts
+        if message.get("foreign_streams"):
+            return (
+                Timing(measured=False, reason="timing anomaly"),
+                escaped_stream("timing", message["foreign_streams"]),
+                facts,
+            )
         if message["escaped"]:
             return (
                 Timing(measured=False, reason="timing anomaly"),
@@ -1137,6 +1157,13 @@ class CandidateEvaluator:
         ref = self.reference(trials[0], model)
         from foundry.evaluate.roofline import roofline
 
+        log.debug(
+            "timed %.4f ms with the host's time masked (plain pass %s ms; the host enqueues a call in %s ms)",
+            message["median_ms"],
+            message.get("plain_median_ms"),
+            message.get("host_ms"),
+        )
+
         roof = roofline(
             ref.bytes_moved, ref.flops, message["median_ms"], self.device_index or 0, trial_dtype(trials[0])
         )
@@ -1145,6 +1172,7 @@ class CandidateEvaluator:
             device=self.device_name,
             trials=message["trials"],
             candidate_ms=message["median_ms"],
+            host_ms=message.get("host_ms"),
             eager_ms=ref.eager_ms,
             compile_ms=ref.compile_ms,
             roofline=roof,

@@ -27,6 +27,10 @@ class LaunchRecorder:
         self.signatures: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self.functions: dict[str, Any] = {}
         self.violations: list[str] = []  # tensor subclasses passed to kernels (their methods run unlogged)
+        # The stream the harness calls the candidate on (CUDA only): a launch or an aten op on another one
+        # escapes the timed stream, whose events then time only what stayed on it.
+        self.stream: int | None = None
+        self.foreign: list[str] = []
         self.depth = 0
         self.dry = False  # compile-ahead pass (worker.compile_ahead): launches only compile, nothing runs
         self.installed: list[tuple[type, Any]] = []
@@ -64,6 +68,7 @@ class LaunchRecorder:
             finally:
                 recorder.depth -= 1
             if not warmup:
+                recorder.check_stream(name)
                 recorder.launches[name] += 1
                 if name not in recorder.signatures:
                     recorder.signatures[name] = (describe_args(args), describe_kwargs(kwargs))
@@ -73,6 +78,12 @@ class LaunchRecorder:
             return result
 
         return run
+
+    def check_stream(self, what: str) -> None:
+        if self.stream is not None:
+            current = torch.cuda.current_stream().cuda_stream
+            if current != self.stream:
+                self.foreign.append(f"{what} on stream {current:#x}, not the caller's {self.stream:#x}")
 
     def outside(self, fn: Any) -> Any:
         recorder = self
@@ -120,6 +131,7 @@ class OpLog(TorchDispatchMode):
         out = func(*args, **kwargs)
         if self.recorder.depth == 0:
             name = op_name(func)
+            self.recorder.check_stream(f"aten.{name}")
             if name in {"_to_copy", "copy_", "to", "clone"} and changes_dtype(args, out):
                 name = f"{name}[dtype]"
             self.ops[name] += 1

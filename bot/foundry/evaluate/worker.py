@@ -270,6 +270,8 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True  # uninitialized outputs read as NaN
     baseline_threads = live_threads()
+    if device == "cuda":  # every launch and aten op of the candidate's must go to the stream it is called on
+        recorder.stream = torch.cuda.current_stream().cuda_stream
     outputs: list[list[Any] | None] = []
     calls: list[dict[str, Any]] = []
     previous: list[tuple[Any, Any]] = []  # (output tensor, copy) of the last call
@@ -278,6 +280,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         before = recorder.total
         violations_before = len(recorder.violations)
+        foreign_before = len(recorder.foreign)
         log = OpLog(recorder)
         try:
             with torch.no_grad(), log:
@@ -307,6 +310,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             ]
             + [name for name, c in containers.items() if fingerprint(c) != containers_before[name]],
             "violations": recorder.violations[violations_before:],
+            "foreign_streams": recorder.foreign[foreign_before:],
             "clobbered_previous": any(not same_values(t, copy, torch) for t, copy in previous),
         }
         record["delivered"] = deliver(out, buffers)
@@ -371,6 +375,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         # keyed on addresses or on contents never hits.
         return refresh(rotated[i % len(rotated)], sources[i % len(sources)], i, torch)
 
+    foreign_before = len(recorder.foreign)
     try:
         result = timing.time_cuda(model, prepare, trials=int(spec_t["trials"]), warmup=int(spec_t["warmup"]))
     except BaseException as exc:  # noqa: B036
@@ -386,7 +391,11 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             "max_ms": result.max_ms,
             "event_span_ms": result.event_span_ms,
             "wall_ms": result.wall_ms,
+            "plain_median_ms": result.plain_median_ms,
+            "host_ms": result.host_ms,
+            "mask_ms": result.mask_ms,
             "escaped": result.escaped,
+            "foreign_streams": recorder.foreign[foreign_before:][:3],
             "kernels": kernel_facts(recorder),
         }
     )

@@ -103,6 +103,8 @@ def facts_table(report: RunReport) -> Table:
             rows.append(("library ops outside Triton (hybrid)", ", ".join(escape(o) for o in verdict.library_ops)))
     if timing is not None and timing.measured:
         rows.append(("timing trials", str(timing.trials)))
+        if timing.host_ms is not None:
+            rows.append(("host time to launch one call", host_cell(timing)))
     rows += [
         ("candidates evaluated", f"{report.evaluated} of a budget of {report.budget}"),
         ("writer", escape(report.writer)),
@@ -110,6 +112,18 @@ def facts_table(report: RunReport) -> Table:
         ("torch / triton", f"{escape(report.torch_version)} / {escape(report.triton_version)}"),
     ]
     return Table(headers=("fact", "value"), rows=tuple(rows))
+
+
+def host_cell(timing: Timing) -> str:
+    """The host's enqueue time per call, kept out of the measured time; where it exceeds it, what that means."""
+    assert timing.host_ms is not None
+    cell = f"{timing.host_ms:.4f} ms (not in the time above, which is the device's)"
+    if timing.candidate_ms and timing.host_ms > timing.candidate_ms:
+        cell += (
+            "; more than the device needs: called back to back with nothing else queued, the kernel runs at the "
+            "host's pace"
+        )
+    return cell
 
 
 def roofline_parts(timing: Timing | None) -> list[AnyPart]:

@@ -1,11 +1,11 @@
 # cheat: the plain softmax kernel on a side CUDA stream (static guard off, as in side_stream_heavy.py).
 #        Each call's work is microseconds, so the escape test (wall > 3 x event span + 5 ms) cannot see it,
-#        while each timed interval holds only the launch on the current stream: a fake speedup.
+#        while each timed interval holds only the launch on the current stream: a fake speedup. The runtime
+#        guard's stream check (each launch's stream against the caller's) sees it.
 # operator: softmax_rows
 # expect: timing_anomaly rule=work_escapes_stream
 # config: static_guard=false
 # devices: cuda
-# uncaught: the escape test needs ms of escaped work; per-trial intervals are never checked against the wall clock
 import torch
 import triton
 import triton.language as tl
