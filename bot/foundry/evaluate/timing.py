@@ -28,7 +28,9 @@ import torch
 ELAPSED = torch.cuda.Event.elapsed_time
 RECORD = torch.cuda.Event.record
 SYNC = torch.cuda.synchronize
-SPIN = torch.cuda._sleep  # a one-thread kernel that spins for a number of clock cycles
+# A one-thread kernel that spins for a number of clock cycles: the C function itself (torch.cuda._sleep looks
+# it up on torch._C at each call, where candidate code could replace it); CPU builds have neither.
+SPIN = getattr(torch._C, "_cuda_sleep", torch.cuda._sleep)
 PERF = time.perf_counter
 MEDIAN = statistics.median
 
