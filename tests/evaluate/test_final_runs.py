@@ -119,3 +119,15 @@ def test_the_bench_row_lists_the_runs_beside_the_median():
     assert row.foundry_ms == 0.0820 and row.runs_ms == (0.0819, 0.1223, 0.0820)
     assert row.compile_ms == pytest.approx(0.14)
     assert "foundry timed in 3 runs: 0.0819 / 0.1223 / 0.0820 ms; the median above" in render_operator(row)
+
+
+def test_a_kernel_quicker_than_its_launch_says_so_in_the_bench():
+    from foundry.commands.bench import render_operator, row_from
+
+    verdict = timed(0.0820, 0.33, 0.13)
+    slow_host = verdict.model_copy(update={"timing": verdict.timing.model_copy(update={"host_ms": 0.12})})
+    row = row_from("ops/groupnorm.py::Model", "search", slow_host, 40, 60.0)
+    assert row.host_ms == 0.12
+    assert "the host takes 0.1200 ms to launch one call" in render_operator(row)
+    quick_host = verdict.model_copy(update={"timing": verdict.timing.model_copy(update={"host_ms": 0.01})})
+    assert "the host takes" not in render_operator(row_from("op", "search", quick_host, 40, 60.0))

@@ -20,6 +20,7 @@ from foundry.core.records import (
     RunReport,
     Stage,
     Timing,
+    TimingRun,
     Verdict,
 )
 from foundry.report import NOT_MEASURED, render_pr_body, render_report_json, render_report_markdown
@@ -149,6 +150,26 @@ def test_gpu_report_tables_carry_the_measured_numbers() -> None:
     assert 'x-axis "generation" ["0", "1", "2"]' in chart
     assert "line [1.1, 1.4, 1.7]" in chart  # best so far over both islands
     assert "guard checks passed | 3: static\\_guard, correctness, runtime\\_guard" in text
+
+
+def test_gpu_report_lists_the_final_runs_and_the_hosts_launch_time() -> None:
+    report = make_report(measured=True)
+    verdict = report.best_verdict
+    assert verdict is not None and verdict.timing is not None
+    runs = (
+        TimingRun(candidate_ms=0.0125, eager_ms=0.0300, compile_ms=0.0200),
+        TimingRun(candidate_ms=0.0131, eager_ms=0.0310, compile_ms=None),
+        TimingRun(candidate_ms=0.0120, eager_ms=0.0290, compile_ms=0.0210),
+    )
+    timing = verdict.timing.model_copy(update={"runs": runs, "host_ms": 0.0400})
+    report = report.model_copy(update={"best_verdict": verdict.model_copy(update={"timing": timing})})
+    text = render_report_markdown(report)
+    assert "Timed in 3 runs" in text
+    assert "Foundry 0.0125 / 0.0131 / 0.0120 ms" in text and "torch.compile 0.0200 / — / 0.0210 ms" in text
+    assert "host time to launch one call | 0.0400 ms (not in the time above" in text
+    assert "runs at the host's pace" in text  # 0.04 ms to launch a 0.0125 ms kernel
+    plain = render_report_markdown(make_report(measured=True))
+    assert "Timed in" not in plain and "host time" not in plain  # nothing said where nothing was measured
 
 
 def test_failures_experience_and_details() -> None:

@@ -50,6 +50,7 @@ class BenchRow(BaseModel):
     library_ops: tuple[str, ...] = ()  # aten ops the kernel left to the library (hybrid policy)
     note: str = ""
     runs_ms: tuple[float, ...] = ()  # Foundry's time in each timing run of the final check (the median above)
+    host_ms: float | None = None  # the host's time to enqueue one call of Foundry's kernel (not in foundry_ms)
 
 
 class BenchAggregate(BaseModel):
@@ -154,6 +155,7 @@ def row_from(operator: str, kernel: str, verdict: Verdict | None, evaluated: int
         library_ops=verdict.library_ops if verdict and verdict.verified else (),
         note=row_note(verdict),
         runs_ms=tuple(r.candidate_ms for r in timing.runs) if measured and timing else (),
+        host_ms=timing.host_ms if measured and timing else None,
     )
 
 
@@ -220,6 +222,11 @@ def render_operator(row: BenchRow) -> str:
     for label, ms in (("eager", row.eager_ms), ("torch.compile", row.compile_ms), ("foundry", row.foundry_ms)):
         speed = f"{eager / ms:.2f}x vs eager" if eager and ms else "-"
         lines.append(f"  {label:<14} {fmt(ms, ' ms'):>12}   {speed}")
+    if row.host_ms is not None and row.foundry_ms and row.host_ms > row.foundry_ms:
+        lines.append(
+            f"  (the host takes {row.host_ms:.4f} ms to launch one call, longer than the kernel runs: "
+            "back to back with nothing else queued, it runs at the host's pace)"
+        )
     if len(row.runs_ms) > 1:
         times = " / ".join(f"{ms:.4f}" for ms in row.runs_ms)
         lines.append(f"  (foundry timed in {len(row.runs_ms)} runs: {times} ms; the median above)")
