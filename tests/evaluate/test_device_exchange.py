@@ -159,3 +159,13 @@ def test_judging_refuses_calls_off_the_plan(tmp_path):
     [failure] = judged["failures"]
     assert failure.rule == "call_plan" and failure.kind is FailureKind.CRASH
     assert judged["checks"] == []
+
+
+def test_a_child_that_cannot_start_leaves_no_descriptor_open(tmp_path):
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
+    with pytest.raises(OSError):  # its working directory does not exist: Popen raises in the parent
+        isolation.Child(tmp_path / "missing", timeout_s=5, memory_mb=None, env={"PATH": os.environ["PATH"]})
+    assert open_fds() <= before

@@ -130,18 +130,25 @@ class Child:
             if sandbox is not None:
                 sandbox.install()  # last: raises (and the child never runs) if the kernel refuses
 
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)]
-            + ([digest] if digest else []),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(result_w, control_r),
-            env=env,
-            cwd=jobdir or cwd,
-            start_new_session=True,
-            preexec_fn=limits,  # noqa: PLW1509 - runs before exec: setrlimit and two prctl calls
-        )
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)]
+                + ([digest] if digest else []),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(result_w, control_r),
+                env=env,
+                cwd=jobdir or cwd,
+                start_new_session=True,
+                preexec_fn=limits,  # noqa: PLW1509 - runs before exec: setrlimit and two prctl calls
+            )
+        except BaseException:  # nothing of this child's is left open
+            self.control.close()
+            theirs.close()
+            os.close(result_r)
+            os.close(result_w)
+            raise
         os.close(result_w)
         theirs.close()
         self.results = os.fdopen(result_r, "rb")
