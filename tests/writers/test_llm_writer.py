@@ -101,6 +101,14 @@ def test_a_verified_parent_gets_its_performance_facts():
     assert "2.00x over eager, 1.20x over torch.compile" in user
     assert "memory-bound, at 80% of the roofline floor" in user
     assert "spills 3" in user
+    assert "to launch one call" not in user  # no host time measured
+
+    slow_launch = verdict.model_copy(update={"timing": timing.model_copy(update={"host_ms": 0.9})})
+    _, user = (
+        m["content"]
+        for m in build_messages(request(parent=Candidate(id="p", source=CORRECT), parent_verdict=slow_launch), "")
+    )
+    assert "the host needs 0.9000 ms to launch one call, longer than the device runs it" in user
 
 
 def test_a_correct_reply_becomes_a_candidate_and_tokens_are_counted():
