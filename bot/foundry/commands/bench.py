@@ -25,7 +25,6 @@ from foundry.core.records import Candidate, Verdict
 from foundry.evolve.progress import LogProgress
 
 NOT_MEASURED = "timing needs a GPU: verified under the Triton interpreter, speed not measured"
-KERNEL_TIMING_TRIALS = 200
 
 
 class BenchRow(BaseModel):
@@ -186,10 +185,9 @@ def bench_kernel(operator: str, kernel: Path, options: SearchOptions) -> BenchRo
     except (OSError, UnicodeDecodeError) as exc:
         raise FatalError(f"{kernel}: cannot read the kernel: {exc}") from exc
     candidate = Candidate(id=hashlib.sha256(source.encode()).hexdigest()[:12], source=source, writer="given")
-    evaluator = CandidateEvaluator(
-        loaded, policy=options.policy, config=EvaluatorConfig(timing_trials=KERNEL_TIMING_TRIALS)
-    )
-    verdict = evaluator.reverify(candidate)  # as a search's finalist: new seeds, several timing runs on a GPU
+    evaluator = CandidateEvaluator(loaded, policy=options.policy, config=EvaluatorConfig())
+    # as a search's finalist: new seeds, REVERIFY_TIMING_TRIALS-trial timing runs, several on a GPU
+    verdict = evaluator.reverify(candidate)
     return row_from(loaded.spec.ref, str(kernel), verdict, 1, verdict.wall_s)
 
 

@@ -366,14 +366,16 @@ class CandidateEvaluator:
         again on its own fresh inputs, so that the baselines are medians of as many runs. Every run must
         verify: the first that does not is the verdict."""
         runs = REVERIFY_RUNS if self.timing_available else 1
+        trials = self.trials * REVERIFY_TRIAL_FACTOR
+        config = dataclasses.replace(
+            self.config,
+            timing_trials=max(self.config.timing_trials, REVERIFY_TIMING_TRIALS),
+            after_timing_trials=trials,
+        )
         verdicts: list[Verdict] = []
         for i in range(runs):
             final = copy.copy(self)
-            final.config = dataclasses.replace(
-                self.config, timing_trials=max(self.config.timing_trials, REVERIFY_TIMING_TRIALS)
-            )
-            final.trials = self.trials * REVERIFY_TRIAL_FACTOR
-            final.config = dataclasses.replace(final.config, after_timing_trials=final.trials)
+            final.config, final.trials = config, trials
             if i:
                 final.reference_timing, final.warm = None, None  # re-timed in this run, on its inputs
             verdict = final.evaluate(candidate)
