@@ -118,6 +118,25 @@ def test_a_worker_that_cannot_open_the_buffers_falls_back_to_files(monkeypatch):
     assert len(seen) == 1 and not any(seen[0])
 
 
+def run_handed(script: str, task: dict, fds: list[int]) -> str:
+    """Run script in a child process that inherits fds (then closed here) and reads task as JSON on stdin;
+    the last line it printed, once it exited cleanly."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            input=json.dumps(task),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            pass_fds=fds,
+        )
+    finally:
+        for fd in fds:
+            os.close(fd)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
 CHILD = """
 import json, sys, torch
 from foundry.evaluate import exchange
@@ -141,18 +160,8 @@ def test_a_child_process_reads_shared_inputs_and_writes_poisoned_outputs():
         assert desc_in["stride"] == [1, 4] and desc_in["nbytes"] >= 48
         torch.cuda.synchronize()
         fds = shared.handover()
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD],
-            input=json.dumps({"input": desc_in, "output": desc_out, "fds": fds}),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            pass_fds=fds,
-        )
-        for fd in fds:
-            os.close(fd)
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert float(done.stdout.strip().splitlines()[-1]) == float(x.sum())
+        last = run_handed(CHILD, {"input": desc_in, "output": desc_out, "fds": fds}, fds)
+        assert float(last) == float(x.sum())
         assert torch.equal(views[0], x * 2)
     finally:
         shared.close()
@@ -221,18 +230,7 @@ def test_a_process_reaches_only_the_buffers_it_was_handed():
             "evaluator": os.getpid(),
             "sibling_fd": sibling.fds[desc_sibling["fd"]],
         }
-        done = subprocess.run(
-            [sys.executable, "-c", THIEF],
-            input=json.dumps(task),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            pass_fds=fds,
-        )
-        for fd in fds:
-            os.close(fd)
-        assert done.returncode == 0, done.stderr[-2000:]
-        found = json.loads(done.stdout.strip().splitlines()[-1])
+        found = json.loads(run_handed(THIEF, task, fds))
         print(found)
         assert found["mine"] == 1024.0
         assert found["descriptor"] != float(secret.sum())  # its own buffer, or refused: never the sibling's
