@@ -269,6 +269,18 @@ def parent_of(writer: TemplateWriter, path, **genes) -> Candidate:
             verdict(verified=True, bound="memory", pct=44.0),
             {"row.split": "auto", "row.combine": "one_kernel"},
         ),
+        (  # spills under a register cap: the cap loosens first (fewer programs per SM), the tile shrinks too
+            "softmax.py",
+            {"row.occupancy": 6, "row.BLOCK_N": 2048},
+            verdict(verified=True, spills=16),
+            {"row.occupancy": 5, "row.BLOCK_N": 1024},
+        ),
+        (  # a memory-bound row kernel under 80%: more programs per SM under a cap
+            "groupnorm.py",
+            {"row.split": "auto", "row.combine": "one_kernel", "row.occupancy": 0},
+            verdict(verified=True, bound="memory", pct=77.0),
+            {"row.occupancy": 2},
+        ),
         (  # a latency-bound conv: more programs, by smaller tiles and a wider K split
             "conv_2d_deep_small_image.py",
             {"conv.split_k": 2},

@@ -31,6 +31,10 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     # looped mean/variance: merge each tile's statistics into the row's (tile) or keep them per lane and
     # merge the lanes once after the loop (lane: no block-wide reduction per tile)
     "row.welford": ("tile", "lane"),
+    # programs per SM the row kernels' register cap aims for (maxnreg from the warps; 0: the compiler's own
+    # choice). The one-launch group norm at 8192 over 4 warps: 128 registers (4 programs per SM) 0.0793-0.0808
+    # ms, capped at 96 (5 per SM) 0.0780-0.0793 (H200, 2026-12-04, results-groupnorm-one-launch-h200.md)
+    "row.occupancy": (0, 2, 3, 4, 5, 6, 8),
     "col.BLOCK_R": (4, 8, 16, 32, 64),
     "col.BLOCK_I": (16, 32, 64, 128, 256),
     "col.num_warps": (1, 2, 4, 8, 16),
@@ -77,6 +81,7 @@ DEFAULTS: dict[str, Gene] = {
     # lanes: on the H200 every one of 24 group-norm variants (split, BLOCK_N, warps) ran 1.5-4.4x faster with
     # per-lane statistics than with a block-wide reduction per tile (tests/gpu/split_sweep.py, 2026-12-03)
     "row.welford": "lane",
+    "row.occupancy": 0,
     "col.BLOCK_R": 32,
     "col.BLOCK_I": 128,
     "col.num_warps": 4,
