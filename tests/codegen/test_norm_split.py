@@ -226,7 +226,7 @@ def test_split_rows_are_verified(writer: TemplateWriter, tmp_path: Path, name: s
 
 
 # rows of 600 (and 540) elements: 256-wide tiles over 1 warp, so the one-launch fallback reads each tile in
-# 128-element chunks (2 full, or 2 and a short last one) and merges their statistics
+# 64-element chunks (4 full, or 1 full and a short last one, or one short one) and merges their statistics
 CHUNKED_GROUPNORM = (
     GROUPNORM_MODEL
     + """
@@ -287,7 +287,7 @@ ONE_CASES = [
     ("row-stats-outputs-one-launch", ROW_STATS, {}),  # per-row outputs stored by chunk 0
     ("softmax-row-temperature-one-launch", ROW_TEMPERATURE, {}),  # (max, sum of exp) partials, a per-row input
     ("groupnorm-channel-tiles-one-launch", CHANNEL_TILES, {}),  # one weight per tile (CH_TILE) and the gather
-    # the fallback's chunks (FB = 128 < BLOCK_N = 256): Welford, (max, sum of exp) and plain sum merges
+    # the fallback's chunks (FB = 64 < BLOCK_N = 256): Welford, (max, sum of exp) and plain sum merges
     ("groupnorm-one-launch-chunked-fallback", CHUNKED_GROUPNORM, CHUNKED),
     ("softmax-one-launch-chunked-fallback", CHUNKED_TEMPERATURE, CHUNKED),
     ("rms-one-launch-chunked-fallback", CHUNKED_RMS, CHUNKED),
@@ -304,7 +304,7 @@ def test_split_rows_in_one_launch_are_verified(
     genes = {"row.split": 4, "row.combine": "one_kernel", "row.BLOCK_N": 16, **genes}
     source = writer.render(request_for(path).spec, genes)
     assert one_launch(source), source
-    assert f"FB={min(genes['row.BLOCK_N'], 128 * genes.get('row.num_warps', 8))}," in source
+    assert f"FB={min(genes['row.BLOCK_N'], 64 * genes.get('row.num_warps', 8))}," in source
     verdict = evaluate(path, source, name)
     assert verdict.verified, explain(verdict)
 
@@ -385,7 +385,7 @@ def test_one_launch_waits_a_bounded_time_and_falls_back_to_the_input(writer: Tem
     assert "for cstart in range(start_o, tl.minimum(start_o + BLOCK_N, N), FB):" in fallback
     assert "v_1_c_o = tl.load(v_1_ptr + row_off + cols_c_o" in fallback and "arange(0, BLOCK_N)" not in fallback
     assert "sum_2_m2_o += sum_2_m2_c_o + sum_2_delta_o * sum_2_delta_o * (" in fallback
-    assert "part_o = part_ptr + (rows * S + other) * 3" in fallback and ", FB=1024," in source
+    assert "part_o = part_ptr + (rows * S + other) * 3" in fallback and ", FB=512," in source
     merge = one.split("tl.debug_barrier()")[-1]
     assert "cache_modifier='.cg'" in merge and "tl.sum(sum_2_pcount, axis=0)" in merge  # scalar statistics
     assert "v_1_ptr" not in merge  # the chunk is written from the tile in registers, not read again

@@ -79,7 +79,7 @@ spec.loader.exec_module(module)
 T = "tensor:torch.float32"
 args = (T, T, T, T, 1.0, 1.0, T, "tensor:torch.int32", 128, 262144, 8, 16, 16384, 32, 65536)
 for cap in (None, 96):
-    options = dict(BLOCK_M=1, BLOCK_N=8192, BLOCK_S=32, FB=512, CH_TILE=True, num_warps=4)
+    options = dict(BLOCK_M=1, BLOCK_N=8192, BLOCK_S=32, FB=256, CH_TILE=True, num_warps=4)
     if cap:
         options["maxnreg"] = cap
     print(json.dumps(compile_facts(module._groupnorm_split_one_kernel, args, options)))

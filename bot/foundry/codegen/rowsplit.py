@@ -414,8 +414,11 @@ class RowSplit:
         return [f"splits = min({int(gene)}, triton.cdiv(N, 16))"]
 
     def fallback_chunk(self) -> int:
-        """The one-launch fallback's chunk: 4 values per thread (at most a tile)."""
-        return min(int(self.em.genes["BLOCK_N"]), 4 * 32 * int(self.em.genes["num_warps"]))
+        """The one-launch fallback's chunk: 2 values per thread (at most a tile). The registers ptxas keeps for
+        the branch are every program's: at 4 values per thread and 96 registers (5 programs per SM, 8192 over 4
+        warps) group norm spilled 2 bytes and ran in 0.0808 ms, at 2 it did not spill and ran in 0.0795 (H200,
+        triton 3.6, one process, 3 rounds each; stop23_polls in results-groupnorm-one-launch-h200.md)."""
+        return min(int(self.em.genes["BLOCK_N"]), 2 * 32 * int(self.em.genes["num_warps"]))
 
     @property
     def one_launch(self) -> bool:
