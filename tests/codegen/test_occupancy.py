@@ -1,5 +1,5 @@
-"""Gene row.occupancy: a register cap (Triton's `maxnreg` launch option) sized so that that many programs of the
-kernel's warps fit on one SM; 0 leaves registers to the compiler."""
+"""Gene row.occupancy: the one-launch split-row kernel's register cap (Triton's `maxnreg` launch option), sized so
+that that many of its programs fit on one SM; 0 leaves registers to the compiler."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from codegen_helpers import EXAMPLES, evaluate, explain, request_for
 from foundry.codegen import genes as G
-from foundry.codegen.kernels import register_cap
+from foundry.codegen.rowsplit import register_cap
 from foundry.writers.template import TemplateWriter
 
 ONE_LAUNCH = {"row.split": "auto", "row.combine": "one_kernel", "row.BLOCK_N": 8192, "row.num_warps": 4}
@@ -40,15 +40,19 @@ def caps(source: str) -> set[str]:
     return set(re.findall(r"maxnreg=\d+", source))
 
 
-def test_the_gene_caps_every_row_launch_and_zero_caps_none(writer: TemplateWriter):
+def test_the_gene_caps_the_one_launch_kernel_only(writer: TemplateWriter):
     spec = request_for(EXAMPLES / "groupnorm.py").spec
     capped = writer.render(spec, {**ONE_LAUNCH, "row.occupancy": 5})
-    launches = re.findall(r"^\s*_\w+\[.*\]\(.*\)$", capped, flags=re.M)
-    assert len(launches) == 5  # one launch, partials + merge, whole rows, looped rows
-    assert all(line.endswith("num_warps=4, maxnreg=96)") for line in launches), launches
+    launches = re.findall(r"^\s*(_\w+)\[.*\]\(.*\)$", capped, flags=re.M)
+    assert len(launches) == 5, launches  # one launch, partials + merge, whole rows, looped rows
+    [capped_launch] = [line for line in capped.splitlines() if "maxnreg=" in line]
+    assert capped_launch.lstrip().startswith("_groupnorm_split_one_kernel[")
+    assert capped_launch.endswith("num_warps=4, maxnreg=96)")
+    # the other kernels run for other shapes (many rows, rows of more than 64 tiles) and keep loop state
     assert caps(writer.render(spec, {**ONE_LAUNCH, "row.occupancy": 0})) == set()
     assert caps(writer.render(spec, {**ONE_LAUNCH, "row.num_warps": 8, "row.occupancy": 3})) == {"maxnreg=80"}
-    # other kernel kinds carry no such gene
+    softmax = writer.render(request_for(EXAMPLES / "softmax.py").spec, {"row.occupancy": 5})
+    assert caps(softmax) == set()  # no split rows: nothing to cap
     assert "row.occupancy" not in G.relevant({"pointwise"})
     assert G.DEFAULTS["row.occupancy"] == 0
 

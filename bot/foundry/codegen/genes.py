@@ -31,9 +31,9 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     # looped mean/variance: merge each tile's statistics into the row's (tile) or keep them per lane and
     # merge the lanes once after the loop (lane: no block-wide reduction per tile)
     "row.welford": ("tile", "lane"),
-    # programs per SM the row kernels' register cap aims for (maxnreg from the warps; 0: the compiler's own
-    # choice). The one-launch group norm at 8192 over 4 warps: 128 registers (4 programs per SM) 0.0793-0.0808
-    # ms, capped at 96 (5 per SM) 0.0780-0.0793 (H200, 2026-12-04, results-groupnorm-one-launch-h200.md)
+    # split rows in one launch: programs per SM its register cap aims for (maxnreg from the warps; 0: the
+    # compiler's own choice; rowsplit.register_cap_opt). Group norm at 8192 over 4 warps: 128 registers (4
+    # programs per SM) 0.0793-0.0808 ms, capped at 96 (5 per SM) 0.0780-0.0793 (H200, 2026-12-04)
     "row.occupancy": (0, 2, 3, 4, 5, 6, 8),
     "col.BLOCK_R": (4, 8, 16, 32, 64),
     "col.BLOCK_I": (16, 32, 64, 128, 256),

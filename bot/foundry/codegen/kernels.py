@@ -24,19 +24,6 @@ IDENTITY = {"sum": "0.0", "max": "-float('inf')", "min": "float('inf')", "gather
 WHOLE_ROW_N = int(SPACE["row.max_single_n"][-1])  # max_single_n at this: whole rows even where one pass loops
 
 
-REGISTERS_PER_SM = 65536  # 32-bit registers per SM: every NVIDIA GPU since Volta, the H200 included
-THREADS_PER_SM = 2048
-
-
-def register_cap(threads: int, programs: int) -> int | None:
-    """maxnreg under which `programs` programs of `threads` threads each fit on one SM by registers (allocated
-    per warp in units of 256, so per thread in multiples of 8; at most 255), or None when that many threads do
-    not fit on an SM at all (no cap helps then)."""
-    if programs <= 0 or threads * programs > THREADS_PER_SM:
-        return None
-    return min(255, REGISTERS_PER_SM // (threads * programs) // 8 * 8)
-
-
 @dataclass
 class Emitted:
     kernel: str
@@ -359,11 +346,6 @@ class RowEmitter(SegmentEmitter):
         self.welford = self.find_welford_pairs()
         self.welford_sums = set(self.welford.values())
         self.level = self.levels()
-
-    def launch_opts(self) -> str:
-        """num_warps, and with the occupancy gene the register cap that fits that many programs on an SM."""
-        cap = register_cap(32 * int(self.genes["num_warps"]), int(self.genes.get("occupancy", 0)))
-        return super().launch_opts() + (f", maxnreg={cap}" if cap else "")
 
     def role(self, name: str) -> str:
         node = self.nodes[name]

@@ -42,6 +42,17 @@ FEW_ROWS = 2 * SM_COUNT
 SPIN_LIMIT = 1 << 16
 
 SPLITTABLE = frozenset({"sum", "max", "min"})
+REGISTERS_PER_SM = 65536  # 32-bit registers per SM: every NVIDIA GPU since Volta, the H200 included
+THREADS_PER_SM = 2048
+
+
+def register_cap(threads: int, programs: int) -> int | None:
+    """maxnreg under which `programs` programs of `threads` threads each fit on one SM by registers (allocated
+    per warp in units of 256, so per thread in multiples of 8; at most 255), or None when that many threads do
+    not fit on an SM at all (no cap helps then)."""
+    if programs <= 0 or threads * programs > THREADS_PER_SM:
+        return None
+    return min(255, REGISTERS_PER_SM // (threads * programs) // 8 * 8)
 
 
 def renamed(lines: list[str], suffix: str) -> list[str]:
@@ -420,6 +431,16 @@ class RowSplit:
         triton 3.6, one process, 3 rounds each; stop23_polls in results-groupnorm-one-launch-h200.md)."""
         return min(int(self.em.genes["BLOCK_N"]), 2 * 32 * int(self.em.genes["num_warps"]))
 
+    def register_cap_opt(self) -> str:
+        """Gene occupancy: the one-launch kernel's register cap, sized to fit that many of its programs on an SM
+        (0: the compiler's choice). Only this kernel takes it: it holds one tile per program and no loop state, the
+        shape the cap was measured on (group norm, 8192 over 4 warps: 128 registers and 4 programs per SM
+        uncapped, 96 and 5 capped, 1-2% faster on the H200, results-groupnorm-one-launch-h200.md). The module's
+        other row kernels run for other shapes (more rows, longer rows) and keep loop state a cap chosen for
+        this one would spill."""
+        cap = register_cap(32 * int(self.em.genes["num_warps"]), int(self.em.genes.get("occupancy", 0)))
+        return f", maxnreg={cap}" if cap else ""
+
     @property
     def one_launch(self) -> bool:
         """Gene combine: "one_kernel" merges a row's partials in the launch that made them (one_kernel),
@@ -458,7 +479,7 @@ class RowSplit:
                 f"    {one_name}[(M * tiles,)]({', '.join(ocall)}, BLOCK_M=1, BLOCK_N={block_n}, "
                 f"BLOCK_S=triton.next_power_of_2(tiles), FB={self.fallback_chunk()}"
                 f"{f', CH_TILE=HW % {block_n} == 0' if self.extra() else ''}, "
-                f"{opts})",
+                f"{opts}{self.register_cap_opt()})",
             ]
         # chunks of whole tiles, or of 16 elements (aligned loads) when shorter than a tile; the last chunk
         # takes the remainder, and rounding up may leave fewer chunks than asked for
