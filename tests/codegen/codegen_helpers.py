@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -40,3 +44,29 @@ def explain(verdict: Verdict) -> str:
 
 
 __all__ = ["Candidate"]
+
+
+ONE_LAUNCH_FACTS = """
+import importlib.util, json, sys
+from foundry.evaluate.static_compile import compile_facts
+spec = importlib.util.spec_from_file_location("candidate", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+T = "tensor:torch.float32"
+# group norm at its GPU size: 128 rows of 262,144, 32 tiles of 8192; G, CPG, HW; S, SPIN_LIMIT
+args = (T, T, T, T, 1.0, 1.0, T, "tensor:torch.int32", 128, 262144, 8, 16, 16384, 32, 65536)
+options = dict(BLOCK_M=1, BLOCK_N=8192, BLOCK_S=32, FB=256, CH_TILE=True, num_warps=4)
+if len(sys.argv) > 2:
+    options["maxnreg"] = int(sys.argv[2])
+print(json.dumps(compile_facts(module._groupnorm_split_one_kernel, args, options)))
+"""
+
+
+def one_launch_facts(source_path: Path, maxnreg: int | None = None) -> dict[str, Any]:
+    """Static sm_90 compile facts (registers, spills) of group norm's one-launch kernel in `source_path` at its GPU
+    size (8192-wide tiles over 4 warps), compiled in a process of its own without the Triton interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    command = [sys.executable, "-c", ONE_LAUNCH_FACTS, str(source_path), *([str(maxnreg)] if maxnreg else [])]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

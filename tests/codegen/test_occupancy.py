@@ -3,15 +3,11 @@ that that many of its programs fit on one SM; 0 leaves registers to the compiler
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from codegen_helpers import EXAMPLES, evaluate, explain, request_for
+from codegen_helpers import EXAMPLES, evaluate, explain, one_launch_facts, request_for
 from foundry.codegen import genes as G
 from foundry.codegen.rowsplit import register_cap
 from foundry.writers.template import TemplateWriter
@@ -74,33 +70,13 @@ def test_a_capped_kernel_verifies_through_the_evaluator(writer: TemplateWriter):
     assert verdict.verified, explain(verdict)
 
 
-REGISTERS = """
-import importlib.util, json, sys
-from foundry.evaluate.static_compile import compile_facts
-spec = importlib.util.spec_from_file_location("candidate", sys.argv[1])
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-T = "tensor:torch.float32"
-args = (T, T, T, T, 1.0, 1.0, T, "tensor:torch.int32", 128, 262144, 8, 16, 16384, 32, 65536)
-for cap in (None, 96):
-    options = dict(BLOCK_M=1, BLOCK_N=8192, BLOCK_S=32, FB=256, CH_TILE=True, num_warps=4)
-    if cap:
-        options["maxnreg"] = cap
-    print(json.dumps(compile_facts(module._groupnorm_split_one_kernel, args, options)))
-"""
-
-
 @pytest.mark.slow
 def test_the_cap_holds_in_the_sm90_compile(writer: TemplateWriter, tmp_path: Path):
     """Compiled for sm_90 here: the cap the gene asks for is the register count ptxas gives (the H200, triton 3.6:
     128 registers uncapped, 96 capped, 0.0793-0.0808 against 0.0780-0.0793 ms)."""
     path = tmp_path / "one.py"
     path.write_text(writer.render(request_for(EXAMPLES / "groupnorm.py").spec, ONE_LAUNCH))
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    command = [sys.executable, "-c", REGISTERS, str(path)]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    free, capped = (json.loads(line) for line in done.stdout.strip().splitlines()[-2:])
+    free, capped = one_launch_facts(path), one_launch_facts(path, maxnreg=96)
     if free["registers"] is None:
         pytest.skip("this Triton has no cuobjdump to read registers from")
     assert free["registers"] > 96 and capped["registers"] <= 96, (free, capped)

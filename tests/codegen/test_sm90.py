@@ -3,14 +3,10 @@ static-compile stage: they build, fit shared memory, and do not spill at their d
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from codegen_helpers import EXAMPLES, OPERATORS, explain, request_for
+from codegen_helpers import EXAMPLES, OPERATORS, explain, one_launch_facts, request_for
 from foundry.core.records import Candidate
 from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
 from foundry.spec.loader import load_operator
@@ -66,20 +62,6 @@ def test_compiles_for_sm90_without_spills(writer: TemplateWriter, name: str, pat
         assert (facts.shared_bytes or 0) <= 227 * 1024, facts
 
 
-REGISTERS = """
-import importlib.util, json, sys
-from foundry.evaluate.static_compile import compile_facts
-spec = importlib.util.spec_from_file_location("candidate", sys.argv[1])
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-T = "tensor:torch.float32"
-# group norm at its GPU size: 128 rows of 262,144, 32 tiles of 8192; G, CPG, HW; S, SPIN_LIMIT
-args = (T, T, T, T, 1.0, 1.0, T, "tensor:torch.int32", 128, 262144, 8, 16, 16384, 32, 65536)
-options = dict(BLOCK_M=1, BLOCK_N=8192, BLOCK_S=32, FB=256, CH_TILE=True, num_warps=4)
-print(json.dumps(compile_facts(module._groupnorm_split_one_kernel, args, options)))
-"""
-
-
 def test_one_launch_fallback_costs_the_kernel_few_registers(writer: TemplateWriter, tmp_path: Path):
     """ptxas sizes every program for the fallback branch it almost never takes: reading other tiles whole beside
     the program's own tile gave 200 registers against 96 without the branch (sm_90, triton 3.6; 0.111 against
@@ -90,16 +72,11 @@ def test_one_launch_fallback_costs_the_kernel_few_registers(writer: TemplateWrit
     start = source.index("    if arrived < S:\n")
     end = source.index("    tl.debug_barrier()\n", start)
     variants = {"with": source, "without": source[:start] + source[end:]}
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # compiled, not interpreted
     facts = {}
     for name, text in variants.items():
         path = tmp_path / f"{name}.py"
         path.write_text(text)
-        done = subprocess.run(
-            [sys.executable, "-c", REGISTERS, str(path)], capture_output=True, text=True, env=env, timeout=300
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        facts[name] = json.loads(done.stdout.strip().splitlines()[-1])
+        facts[name] = one_launch_facts(path)
     if facts["with"]["registers"] is None:
         pytest.skip("this Triton has no cuobjdump to read registers from")
     assert facts["with"]["spills"] == 0, facts
