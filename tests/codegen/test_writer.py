@@ -269,11 +269,12 @@ def parent_of(writer: TemplateWriter, path, **genes) -> Candidate:
             verdict(verified=True, bound="memory", pct=44.0),
             {"row.split": "auto", "row.combine": "one_kernel"},
         ),
-        (  # spills under a register cap: the cap loosens first (fewer programs per SM), the tile shrinks too
-            "softmax.py",
-            {"row.occupancy": 6, "row.BLOCK_N": 2048},
-            verdict(verified=True, spills=16),
-            {"row.occupancy": 5, "row.BLOCK_N": 1024},
+        (  # spills under a register cap (triton 3.7.1 spills 56 bytes at 96 registers here): the cap loosens,
+            # one step, and the tile stays as it is (uncapped it did not spill)
+            "groupnorm.py",
+            {"row.split": "auto", "row.combine": "one_kernel", "row.BLOCK_N": 8192, "row.occupancy": 5},
+            verdict(verified=True, spills=56),
+            {"row.occupancy": 4, "row.BLOCK_N": 8192, "row.split": "auto"},
         ),
         (  # a memory-bound row kernel under 80%: more programs per SM under a cap
             "groupnorm.py",

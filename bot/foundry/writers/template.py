@@ -64,6 +64,8 @@ class Condition(Frozen):
     bound: str | None = None
     below_pct: float | None = None
     has_gene: str | None = None
+    gene_on: str | None = None  # the parent carries this gene with a value other than 0 / False
+    gene_off: str | None = None  # the parent lacks this gene, or carries it at 0 / False
 
 
 class Action(Frozen):
@@ -496,6 +498,10 @@ class TemplateWriter:
             checks.append(roof is not None and roof.pct_of_floor < when.below_pct)
         if when.has_gene is not None:
             checks.append(when.has_gene in genes)
+        if when.gene_on is not None:
+            checks.append(bool(genes.get(when.gene_on)))
+        if when.gene_off is not None:
+            checks.append(not genes.get(when.gene_off))
         return bool(checks) and all(checks)
 
 
