@@ -53,6 +53,19 @@ def test_the_gene_caps_the_one_launch_kernel_only(writer: TemplateWriter):
     assert G.DEFAULTS["row.occupancy"] == 0
 
 
+def test_repair_clears_the_gene_where_there_is_no_one_launch_kernel():
+    # a cap that would change no code would only make a second candidate of the same kernel
+    assert (
+        G.repair({"row.BLOCK_M": 1, "row.BLOCK_N": 2048, "row.max_single_n": 16384, "row.occupancy": 5})[
+            "row.occupancy"
+        ]
+        == 0
+    )
+    two = {"row.BLOCK_M": 1, "row.BLOCK_N": 1024, "row.max_single_n": 16384, "row.split": "auto", "row.occupancy": 5}
+    assert G.repair(two)["row.occupancy"] == 0
+    assert G.repair({**two, "row.combine": "one_kernel"})["row.occupancy"] == 5
+
+
 def test_generation_zero_seeds_the_one_launch_tile_at_five_programs_per_sm(writer: TemplateWriter):
     cands = writer.propose(request_for(EXAMPLES / "groupnorm.py", count=4, island=1))
     [one] = [c for c in cands if c.genes.get("row.combine") == "one_kernel"]

@@ -166,6 +166,10 @@ def repair(genes: dict[str, Any], element_bytes: int = 4) -> dict[str, Any]:
         # take the same tile where they run.
         threads = 32 * g.get("row.num_warps", DEFAULTS["row.num_warps"])
         one_launch = g.get("row.combine") == "one_kernel" and g.get("row.split", 1) != 1
+        if not one_launch and g.get("row.occupancy"):
+            # the register cap acts on the one-launch kernel only: elsewhere the gene would change nothing but
+            # the candidate's name (a second evaluation of the same code)
+            g["row.occupancy"] = 0
         per_thread = 64 if one_launch else 32
         while (
             "row.BLOCK_N" in g
