@@ -130,6 +130,11 @@ class Timing(Record):
             return self.compile_ms / self.candidate_ms
         return None
 
+    @property
+    def host_bound(self) -> bool:
+        """The host takes longer to enqueue one call than the device takes to run it."""
+        return self.host_ms is not None and bool(self.candidate_ms) and self.host_ms > self.candidate_ms
+
 
 class OperatorSpec(Record):
     """What the bot knows about an operator without holding the live module."""

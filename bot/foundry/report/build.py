@@ -118,7 +118,7 @@ def host_cell(timing: Timing) -> str:
     """The host's enqueue time per call, kept out of the measured time; where it exceeds it, what that means."""
     assert timing.host_ms is not None
     cell = f"{timing.host_ms:.4f} ms (not in the time above, which is the device's)"
-    if timing.candidate_ms and timing.host_ms > timing.candidate_ms:
+    if timing.host_bound:
         cell += (
             "; more than the device needs: called back to back with nothing else queued, the kernel runs at the "
             "host's pace"

@@ -187,7 +187,7 @@ def describe_performance(verdict: Verdict) -> str:
                 f"{r.bound}-bound, at {r.pct_of_floor:.0f}% of the roofline floor "
                 f"({r.bytes_moved} bytes, {r.flops} FLOPs)"
             )
-        if timing.host_ms is not None and timing.candidate_ms and timing.host_ms > timing.candidate_ms:
+        if timing.host_bound:
             lines.append(
                 f"the host needs {timing.host_ms:.4f} ms to launch one call, longer than the device runs it: "
                 "fewer launches and allocations per call would let it keep up"
