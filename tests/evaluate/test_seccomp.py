@@ -140,8 +140,14 @@ def running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_nothing_a_candidate_started_outlives_its_evaluation(tmp_path):
+def test_nothing_a_candidate_started_outlives_its_evaluation(tmp_path, monkeypatch):
     from pathlib import Path
+
+    from foundry.evaluate import sandbox
+
+    # the pid the candidate writes is the host's only without a pid namespace (tests/evaluate/test_sandbox.py
+    # checks the namespaced run)
+    monkeypatch.setenv(sandbox.ENV, "none")
 
     from foundry.core.records import Candidate
     from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig

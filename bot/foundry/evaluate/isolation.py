@@ -10,7 +10,10 @@ in its own session (so a timeout kills everything it started), with:
     words (the job, go/stop after correctness) and for the file descriptors of the device buffers the
     evaluator shares with this candidate alone (exchange.py);
   - a seccomp filter (seccomp.py): it may signal only itself, and may not trace other processes or touch
-    their memory, so it cannot kill or patch the evaluator, which runs as the same user.
+    their memory, so it cannot kill or patch the evaluator, which runs as the same user;
+  - the outer layers of sandbox.py: namespaces of its own under bubblewrap where the system allows them, no
+    capabilities, a parent-death signal (no worker outlives its evaluator), and a non-dumpable evaluator.
+The layers a run had are named by `describe` (the verdict carries it).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import foundry
-from foundry.evaluate import seccomp
+from foundry.evaluate import landlock, sandbox, seccomp
 
 ENV_ALLOW = re.compile(
     r"^(PATH|LANG|LC_[A-Z]+|TZ|CUDA_VISIBLE_DEVICES|CUDA_HOME|CUDA_PATH|LD_LIBRARY_PATH|NVIDIA_[A-Z_]+|"
@@ -56,14 +59,31 @@ def signal_filter() -> seccomp.Filter | None:
     its kernel refuses one (tried once on a trivial process, so that no candidate fails to start for it)."""
     why = f"{sys.platform}/{platform.machine()} has none"
     if seccomp.available():
-        sandbox = seccomp.Filter()
+        candidate_filter = seccomp.Filter()
         try:
-            subprocess.run([sys.executable, "-c", "pass"], preexec_fn=sandbox.install, check=True, timeout=60)  # noqa: PLW1509
-            return sandbox
+            subprocess.run(  # noqa: PLW1509
+                [sys.executable, "-c", "pass"], preexec_fn=candidate_filter.install, check=True, timeout=60
+            )
+            return candidate_filter
         except (OSError, subprocess.SubprocessError) as exc:
             why = f"the kernel refused it ({exc})"
     log.warning("no seccomp filter (%s): candidate processes can signal other processes of this user", why)
     return None
+
+
+def describe(env: dict[str, str]) -> str:
+    """The sandbox layers a worker started with `env` runs under, for the verdict."""
+    layers = []
+    if sandbox.namespaces() == "bwrap":
+        layers.append("bwrap namespaces (user, pid, mount, net, ipc)")
+    else:
+        layers.append("no namespaces")
+    if seccomp.available() and signal_filter() is not None:
+        layers.append("seccomp (signals, ptrace, sockets, metadata)")
+    if env.get(landlock.ENV) == "1":
+        layers.append(f"Landlock ABI {landlock.abi()} (writes)")
+    layers.append("no capabilities")
+    return "sandbox: " + " + ".join(layers)
 
 
 def scrub(text: str) -> str:
@@ -120,28 +140,38 @@ class Child:
         control_r = theirs.fileno()
         self.started = time.monotonic()
 
-        sandbox = signal_filter()
+        sandbox.protect_evaluator()
+        self.layer = sandbox.namespaces()
+        # In a pid namespace the worker's pid is not the one the filter would be given here: there the worker
+        # installs the whole filter itself (seccomp.seal, with its own pid), and bwrap drops the capabilities.
+        signals = signal_filter() if self.layer == "none" else None
+        parent = os.getpid()
 
         def limits() -> None:
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if memory_mb:
                 cap = memory_mb * 1024 * 1024
                 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-            if sandbox is not None:
-                sandbox.install()  # last: raises (and the child never runs) if the kernel refuses
+            sandbox.die_with_parent(parent)
+            if self.layer == "none":
+                sandbox.drop_capabilities()  # the bounding set too: the exec of a root process gains none
+            if signals is not None:
+                signals.install()  # last: raises (and the child never runs) if the kernel refuses
 
+        argv = [sys.executable, "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)]
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)]
-                + ([digest] if digest else []),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                pass_fds=(result_w, control_r),
-                env=env,
-                cwd=jobdir or cwd,
-                start_new_session=True,
-                preexec_fn=limits,  # noqa: PLW1509 - runs before exec: setrlimit and two prctl calls
+            self.proc = sandbox.spawn(
+                lambda: subprocess.Popen(
+                    sandbox.command(self.layer, argv + ([digest] if digest else [])),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(result_w, control_r),
+                    env=env,
+                    cwd=jobdir or cwd,
+                    start_new_session=True,
+                    preexec_fn=limits,  # noqa: PLW1509 - runs before exec: setrlimit and prctl calls
+                )
             )
         except BaseException:  # nothing of this child's is left open
             self.control.close()
@@ -281,7 +311,7 @@ class Child:
             reader.join(timeout=5)
         self.control.close()
         self.results.close()
-        self.outcome.returncode = self.proc.returncode
+        self.outcome.returncode = sandbox.exit_status(self.layer, self.proc.returncode)
         self.outcome.output_tail = self.tail.decode(errors="replace")
         self.outcome.wall_s = time.monotonic() - self.started
         return self.outcome
@@ -349,22 +379,25 @@ def run_child(
     correctness message (judge, and whether to time it), `timed` on its timing message, `after_ran` when
     its calls after the timing run are done (on the host; the exclusive hold can go). The timing message
     comes back with the "after" message, or None, as its "after". Time spent in the parent's steps does
-    not count against the candidate's timeout. fds: file descriptors the child is handed with its job, closed
-    here once it holds its copies (or could not be started)."""
+    not count against the candidate's timeout. fds: file descriptors the child is handed after "run" (its
+    trials' shared device buffers: not before the candidate is built), closed here once it holds its copies
+    (or could not be started)."""
     try:
         if pool is not None:
-            child = pool.take(jobdir, timeout_s, digest, fds)
+            child = pool.take(jobdir, timeout_s, digest)
         else:
-            child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env, digest=digest, fds=fds)
-    finally:
+            child = Child(jobdir, timeout_s=timeout_s, memory_mb=memory_mb, env=env, digest=digest)
+    except BaseException:
         for fd in fds:
             os.close(fd)
+        raise
     timing = None
     try:
         correctness = child.wait_message("ready", "correctness")
         if correctness is not None and correctness.get("phase") == "ready":
             child.parent_turn(ready)
             child.say("run")
+            child.hand(fds)
             correctness = child.wait_message("ran", "correctness")
             if correctness is not None and correctness.get("phase") == "ran":
                 child.parent_turn(ran)
@@ -391,6 +424,9 @@ def run_child(
         child.kill()
         child.finish()
         raise
+    finally:
+        for fd in fds:
+            os.close(fd)
     return correctness, timing, child.finish()
 
 

@@ -1,17 +1,18 @@
-"""A Landlock sandbox for candidate processes: they may write only beneath their own job directory and
-Triton's cache, open no TCP connection, and (where the kernel scopes them) reach no abstract Unix socket
-outside. Without it a candidate runs with every file of the user writable: it could rewrite a sibling's
+"""A Landlock sandbox for candidate processes: they may write only beneath their own job directory (where their
+private Triton cache lives), open no TCP connection, and (where the kernel scopes them) reach no abstract Unix
+socket outside. Without it a candidate runs with every file of the user writable: it could rewrite a sibling's
 outputs in /dev/shm between that worker's write and the evaluator's read, rewrite the bot's own source or the
 checkout a later run uses, or send what it can read over the network. Landlock also keeps a confined process
-from tracing or opening the memory of processes outside its domain (/proc/PID/mem of the evaluator, which
-runs as the same user; seccomp denies ptrace but not that open). Reading files stays open (Python, torch and
-Triton read all over the file system).
+from tracing or opening the memory of processes outside its domain (/proc/PID/mem of the evaluator, which runs
+as the same user; seccomp denies ptrace but not that open). Reading files stays open (Python, torch and Triton
+read all over the file system). `confine` then seals the process with seccomp's second stage (no socket of any
+family, no metadata changes), which Landlock does not cover.
 
 Landlock is unprivileged and applies to the calling thread and what it starts afterwards: the worker calls
 `confine(jobdir)` on its main thread, before it reads the job or runs any candidate code (a warm worker, once
 it is handed its job). Linux 5.13+ (ABI 1); TCP rules from ABI 4, scopes from ABI 6; `abi()` is 0 where the
 kernel has none, and the evaluator then says so once and runs candidates without it. Imports only the
-standard library.
+standard library and foundry.evaluate.seccomp.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import platform
 import sys
 import tempfile
 from pathlib import Path
+
+from foundry.evaluate import seccomp
 
 # <linux/landlock.h>
 CREATE_RULESET_VERSION = 1 << 0
@@ -139,30 +142,35 @@ def restrict(writable: list[Path], device_files: tuple[str, ...] = DEVICE_FILES)
     return version
 
 
-def triton_cache() -> Path:
-    return Path(os.environ.get("TRITON_CACHE_DIR") or Path.home() / ".triton" / "cache")
+def private_cache(jobdir: Path) -> Path:
+    """Triton's cache for this evaluation alone, beneath the job (which is removed with it): nothing a candidate
+    compiles or plants there reaches another evaluation. A shared cache cost little to give up: a second
+    compile of the same kernel for sm_90 on the CPU took 0.8-1.1 s with a warm shared cache and 1.2-1.35 s
+    with a fresh one (2-core machine, 2026-12-05)."""
+    cache = jobdir / "triton-cache"
+    cache.mkdir(exist_ok=True)
+    os.environ["TRITON_CACHE_DIR"] = str(cache)  # Triton reads it when it next compiles
+    return cache
 
 
-def confine(jobdir: Path) -> int:
-    """The candidate process's sandbox: its temporary files go to jobdir/tmp (Triton's compiler writes some),
-    and it may write only beneath jobdir and Triton's cache."""
+def confine(jobdir: Path, files: bool = True) -> int:
+    """The candidate process's sandbox: its temporary files go to jobdir/tmp (Triton's compiler writes some)
+    and its Triton cache to jobdir/triton-cache; with `files`, it may write only beneath jobdir (Landlock);
+    then the second seccomp stage (seccomp.seal: no sockets, no metadata changes, no namespaces). Returns the
+    Landlock ABI applied (0 without `files`); raises OSError where the kernel refuses either."""
     scratch = jobdir / "tmp"
     scratch.mkdir(exist_ok=True)
     os.environ["TMPDIR"] = str(scratch)
     tempfile.tempdir = str(scratch)
-    writable = [jobdir]
-    cache = triton_cache()
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        writable.append(cache)
-    except OSError:  # no cache to write: Triton compiles without keeping what it compiled
-        pass
-    return restrict(writable, DEVICE_FILES + tuple(sorted(glob.glob("/dev/nvidia*"))))
+    private_cache(jobdir)
+    version = restrict([jobdir], DEVICE_FILES + tuple(sorted(glob.glob("/dev/nvidia*")))) if files else 0
+    seccomp.seal()
+    return version
 
 
 def failure(exc: BaseException) -> str:
     """Why confine() failed, for the evaluator (no verdict on the candidate)."""
-    return f"the candidate's process could not confine itself (Landlock): {type(exc).__name__}: {exc}"
+    return f"the candidate's process could not confine itself (Landlock, seccomp): {type(exc).__name__}: {exc}"
 
 
 def requested() -> bool:

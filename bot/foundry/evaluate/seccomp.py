@@ -18,6 +18,15 @@ filter is installed).
 Linux on x86-64 and aarch64 (other systems: `available()` is False and the evaluator says so). Build the
 program in the parent with `Filter()` and call `install()` in the child between fork and exec (the
 subprocess preexec hook): it writes the child's pid into the program and makes two prctl calls.
+
+`seal()` is the second stage, which the candidate's process installs on itself (all its threads) once it is
+set up and before it reads its job or runs candidate code: the same rules with its own pid (inside a pid
+namespace that pid differs from the one the parent sees, so a sandboxed worker relies on this stage alone),
+plus no socket of any family (socket, socketpair; the worker's channels exist already and stay usable; io_uring,
+which creates sockets without the call, is denied as well), no change of file metadata (chmod, chown, utimes
+and xattr families: Landlock governs contents, not metadata), and no new namespaces or mounts (unshare, setns,
+mount calls, clone with a namespace flag; clone3, whose flags the filter cannot read, fails with ENOSYS and
+glibc falls back to clone), nor the kernel keyring.
 """
 
 from __future__ import annotations
@@ -45,6 +54,49 @@ SYSCALLS = {
         "setsid": 112,
         "setpgid": 109,
         "pidfd_getfd": 438,
+        "socket": 41,
+        "socketpair": 53,
+        "chmod": 90,
+        "fchmod": 91,
+        "fchmodat": 268,
+        "fchmodat2": 452,
+        "chown": 92,
+        "fchown": 93,
+        "lchown": 94,
+        "fchownat": 260,
+        "utime": 132,
+        "utimes": 235,
+        "futimesat": 261,
+        "utimensat": 280,
+        "setxattr": 188,
+        "lsetxattr": 189,
+        "fsetxattr": 190,
+        "removexattr": 197,
+        "lremovexattr": 198,
+        "fremovexattr": 199,
+        "setxattrat": 463,
+        "removexattrat": 466,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "unshare": 272,
+        "setns": 308,
+        "mount": 165,
+        "umount2": 166,
+        "pivot_root": 155,
+        "chroot": 161,
+        "open_tree": 428,
+        "move_mount": 429,
+        "fsopen": 430,
+        "fsconfig": 431,
+        "fsmount": 432,
+        "fspick": 433,
+        "mount_setattr": 442,
+        "add_key": 248,
+        "request_key": 249,
+        "keyctl": 250,
+        "clone": 56,
+        "clone3": 435,
     },
     "aarch64": {
         "kill": 129,
@@ -59,6 +111,43 @@ SYSCALLS = {
         "setsid": 157,
         "setpgid": 154,
         "pidfd_getfd": 438,
+        "socket": 198,
+        "socketpair": 199,
+        "fchmod": 52,
+        "fchmodat": 53,
+        "fchmodat2": 452,
+        "fchown": 55,
+        "fchownat": 54,
+        "utimensat": 88,
+        "setxattr": 5,
+        "lsetxattr": 6,
+        "fsetxattr": 7,
+        "removexattr": 14,
+        "lremovexattr": 15,
+        "fremovexattr": 16,
+        "setxattrat": 463,
+        "removexattrat": 466,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "unshare": 97,
+        "setns": 268,
+        "mount": 40,
+        "umount2": 39,
+        "pivot_root": 41,
+        "chroot": 51,
+        "open_tree": 428,
+        "move_mount": 429,
+        "fsopen": 430,
+        "fsconfig": 431,
+        "fsmount": 432,
+        "fspick": 433,
+        "mount_setattr": 442,
+        "add_key": 217,
+        "request_key": 218,
+        "keyctl": 219,
+        "clone": 220,
+        "clone3": 435,
     },
 }
 SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target process
@@ -72,6 +161,49 @@ DENIED = (
     "setpgid",
     "pidfd_getfd",
 )
+# The second stage (`seal`) denies these too (names an architecture lacks, such as chmod on aarch64, are skipped).
+NETWORK = ("socket", "socketpair", "io_uring_setup", "io_uring_enter", "io_uring_register")
+METADATA = (
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "utime",
+    "utimes",
+    "futimesat",
+    "utimensat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "setxattrat",
+    "removexattrat",
+)
+NAMESPACES = (
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+)
+KEYRING = ("add_key", "request_key", "keyctl")
+SEALED = DENIED + NETWORK + METADATA + NAMESPACES + KEYRING
+# CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
@@ -79,9 +211,14 @@ SECCOMP_MODE_FILTER = 2
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
 EPERM = 1
+ENOSYS = 38
+SECCOMP_SET_MODE_FILTER = 1
+SECCOMP_FILTER_FLAG_TSYNC = 1
+SECCOMP_SYSCALL = {"x86_64": 317, "aarch64": 277}
 BPF_LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 BPF_JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 BPF_JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+BPF_JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
 X32_SYSCALL_BIT = 0x40000000
 BPF_RET_K = 0x06  # BPF_RET | BPF_K
 OFF_NR, OFF_ARCH, OFF_ARG0_LO, OFF_ARG0_HI = 0, 4, 16, 20  # struct seccomp_data, little-endian
@@ -111,13 +248,17 @@ class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
 
 
-def program(pid: int, arch: str) -> tuple[list[tuple[int, int, int, int]], int]:
+def program(pid: int, arch: str, sealed: bool = False) -> tuple[list[tuple[int, int, int, int]], int]:
     """The BPF program as (code, jt, jf, k) rows, and the index of the row comparing with `pid`: allow
     everything except the calls above, where a signal call is allowed only with `pid` as its first argument.
     Calls through another ABI (i386 compat, x32) are denied: legitimate code in the candidate's process never
-    makes them."""
+    makes them. `sealed`: the second stage (`seal`), which denies SEALED as well, clone with a namespace flag,
+    and answers clone3 with ENOSYS."""
     numbers = SYSCALLS[arch]
-    checks = [(numbers[name], "self") for name in SELF_ONLY] + [(numbers[name], "deny") for name in DENIED]
+    denied = [name for name in (SEALED if sealed else DENIED) if name in numbers]
+    checks = [(numbers[name], "self") for name in SELF_ONLY] + [(numbers[name], "deny") for name in denied]
+    if sealed:
+        checks += [(numbers["clone"], "clone"), (numbers["clone3"], "enosys")]
     # rows with symbolic jump targets, resolved below into relative offsets
     code: list[tuple[int, str | int, str | int, int]] = [
         (BPF_LD_W_ABS, 0, 0, OFF_ARCH),
@@ -126,7 +267,7 @@ def program(pid: int, arch: str) -> tuple[list[tuple[int, int, int, int]], int]:
     ]
     if arch == "x86_64":
         code.append((BPF_JGE_K, "deny", 0, X32_SYSCALL_BIT))
-    code += [(BPF_JEQ_K, "self" if kind == "self" else "deny", 0, nr) for nr, kind in checks]
+    code += [(BPF_JEQ_K, target, 0, nr) for nr, target in checks]
     code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
     labels = {"self": len(code)}
     pid_at = len(code) + 1
@@ -137,6 +278,15 @@ def program(pid: int, arch: str) -> tuple[list[tuple[int, int, int, int]], int]:
         (BPF_JEQ_K, 0, "deny", 0),
         (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),  # the candidate's own process
     ]
+    if sealed:
+        labels["clone"] = len(code)
+        code += [
+            (BPF_LD_W_ABS, 0, 0, OFF_ARG0_LO),  # clone's flags (both architectures: first argument)
+            (BPF_JSET_K, "deny", 0, CLONE_NAMESPACES),
+            (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),
+        ]
+        labels["enosys"] = len(code)
+        code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | ENOSYS))
     labels["deny"] = len(code)
     code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | EPERM))
 
@@ -147,13 +297,15 @@ def program(pid: int, arch: str) -> tuple[list[tuple[int, int, int, int]], int]:
 
 
 class Filter:
-    """The filter, built in the parent; `install()` in the child fills in the child's pid and applies it."""
+    """The filter, built in the parent; `install()` in the child fills in the child's pid and applies it.
+    `sealed`: the second stage, which a process installs on itself (`seal`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sealed: bool = False) -> None:
         arch, libc = machine(), libc_path()
         if arch is None or libc is None:
             raise OSError(f"seccomp filter: unsupported system {sys.platform}/{platform.machine()}")
-        self.rows, self.pid_row = program(0, arch)
+        self.arch = arch
+        self.rows, self.pid_row = program(0, arch, sealed)
         self.array = (SockFilter * len(self.rows))(*(SockFilter(*row) for row in self.rows))
         self.fprog = SockFprog(len(self.rows), self.array)
         self.libc = ctypes.CDLL(libc, use_errno=True)
@@ -168,3 +320,31 @@ class Filter:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
         if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.address, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
+
+    def install_all_threads(self) -> None:
+        """In a running process: the filter, with this process's pid, on every one of its threads (torch and
+        CUDA have started some by now). Raises OSError when the kernel refuses or a thread cannot be synced."""
+        self.array[self.pid_row].k = os.getpid()
+        if self.prctl(PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        syscall = self.libc.syscall
+        syscall.restype = ctypes.c_long
+        done = syscall(
+            ctypes.c_long(SECCOMP_SYSCALL[self.arch]),
+            ctypes.c_uint(SECCOMP_SET_MODE_FILTER),
+            ctypes.c_uint(SECCOMP_FILTER_FLAG_TSYNC),
+            self.address,
+        )
+        if done < 0:
+            raise OSError(ctypes.get_errno(), "seccomp(SECCOMP_SET_MODE_FILTER, TSYNC)")
+        if done > 0:
+            raise OSError(f"seccomp: thread {done} could not take the filter")
+
+
+def seal() -> bool:
+    """The second stage on this process (see the module's doc): False where the system has no seccomp (the
+    evaluator has said so); raises OSError where the kernel refuses (the candidate must not run)."""
+    if not available():
+        return False
+    Filter(sealed=True).install_all_threads()
+    return True
