@@ -629,6 +629,9 @@ def warm_up(torch: Any) -> None:
 
 
 def main() -> None:
+    from foundry.evaluate import sandbox
+
+    sandbox.drop_capabilities()  # first, while this is the only thread (the parent dropped them too)
     channel = Channel(int(sys.argv[2]), int(sys.argv[3]))
     if sys.argv[1] == "-":
         # Warm start: pay for the heavy imports (and the CUDA context) while the previous candidate
@@ -651,26 +654,25 @@ def main() -> None:
         expected = sys.argv[4] if len(sys.argv) > 4 else ""
     from foundry.evaluate import jobfiles, landlock
 
-    if landlock.requested():  # before the job is read or any candidate code runs
-        if os.environ.get("FOUNDRY_WARM_DEVICE") == "cuda":
-            # the driver's first call fails under Landlock (error 304 on the H200 machine, even with only the
-            # file rules of ABI 1): the device is opened first, as a warm worker already has
-            try:
-                import torch
-
-                torch.cuda.init()
-            except Exception as exc:  # no verdict on the candidate: its process found no usable GPU
-                why = f"the candidate's process could not open the GPU: {type(exc).__name__}: {exc}"
-                channel.send(
-                    {"phase": "correctness", "stage": "load", "error": jobfiles.no_verdict("device_failed", why)}
-                )
-                return
+    # Before the job is read or any candidate code runs: Landlock (where the evaluator asks for it), then the
+    # second seccomp stage (no sockets, no metadata changes), which the driver's set-up may need to be without.
+    if os.environ.get("FOUNDRY_WARM_DEVICE") == "cuda":
+        # the driver's first call fails under Landlock (error 304 on the H200 machine, even with only the
+        # file rules of ABI 1): the device is opened first, as a warm worker already has
         try:
-            landlock.confine(jobdir)
-        except OSError as exc:
-            error = jobfiles.no_verdict("sandbox_failed", landlock.failure(exc))
-            channel.send({"phase": "correctness", "stage": "load", "error": error})
+            import torch
+
+            torch.cuda.init()
+        except Exception as exc:  # no verdict on the candidate: its process found no usable GPU
+            why = f"the candidate's process could not open the GPU: {type(exc).__name__}: {exc}"
+            channel.send({"phase": "correctness", "stage": "load", "error": jobfiles.no_verdict("device_failed", why)})
             return
+    try:
+        landlock.confine(jobdir, files=landlock.requested())
+    except OSError as exc:
+        error = jobfiles.no_verdict("sandbox_failed", landlock.failure(exc))
+        channel.send({"phase": "correctness", "stage": "load", "error": error})
+        return
 
     try:
         source, settings = jobfiles.read_checked(jobdir, ("candidate.py", "job.json"), expected)
