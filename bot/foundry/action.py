@@ -38,7 +38,7 @@ from foundry.github.detect import DetectedOperator, detect, operator_slug
 from foundry.github.events import Event, load_event, valid_operator
 from foundry.github.gate import GateResult, Target, gate
 from foundry.github.gitrepo import GitRepo
-from foundry.github.publish import BRANCH_PREFIX, Outcome, pr_marker, publish_operator
+from foundry.github.publish import Outcome, branch_name, marker_key, publish_operator
 from foundry.github.status import final_body, reply_marker, running_body, status_marker, summary_markdown
 from foundry.report import code_span
 
@@ -270,10 +270,10 @@ def _fork_point(git: GitRepo, head: str, default_branch: str) -> str | None:
     return None
 
 
-def _retire(api: GitHubApi, refs: list[str], head: str) -> None:
+def _retire(api: GitHubApi, refs: list[str], head: str, base_branch: str) -> None:
     """Close the open Kernel Foundry PR of each operator the push deleted."""
     for ref in refs:
-        pull = api.find_pull(BRANCH_PREFIX + operator_slug(ref), pr_marker(ref))
+        pull = api.find_pull(branch_name(ref, base_branch), marker_key(ref, base_branch))
         if pull is None:
             continue
         api.upsert_comment(
@@ -309,7 +309,7 @@ def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[
         planned = selection.planned
         if selection.retired and api is not None:
             try:
-                _retire(api, selection.retired, target.head)
+                _retire(api, selection.retired, target.head, target.base_branch)
             except GitHubApiError as exc:
                 log.warning("could not close the PRs of deleted operators: %s", exc)
         note = selection.note

@@ -15,7 +15,7 @@ from harness import ZERO, kernel_source, operator_source, read_outputs
 pytestmark = pytest.mark.e2e
 
 OP = "ops/scale.py"
-BRANCH = "foundry/ops-scale"
+BRANCH = "foundry/main/ops-scale"
 KERNEL = "ops/scale_foundry.py"
 
 
@@ -37,7 +37,7 @@ def test_push_adds_operator_then_updates_the_same_pr_then_ignores_noise(bot) -> 
     assert (pull["head"], pull["base"]) == (BRANCH, "main")
     assert pull["draft"] is True, "timing was not measured: a draft"
     assert "timing not measured" in pull["title"]
-    assert pull["body"].startswith("<!-- kernel-foundry:pull-request operator=ops-scale -->")
+    assert pull["body"].startswith("<!-- kernel-foundry:pull-request operator=ops-scale base=main ")
     assert "not measured (needs a GPU)" in pull["body"]
     assert "| correctness trials | 3 |" in pull["body"]
     assert bot.branch_file(BRANCH, KERNEL) == kernel_source(2.0)
@@ -133,8 +133,8 @@ def test_comment_on_a_pull_request_optimizes_what_it_changed(bot) -> None:
     assert bot.run("run", env) == 0
     assert bot.optimized == ["ops/other.py"], "only what the pull request changed"
     made = [p for p in bot.fake.open_pulls() if p["head"].startswith("foundry/")]
-    assert [(p["head"], p["base"]) for p in made] == [("foundry/ops-other", "feature")]
-    assert bot.branch_file("foundry/ops-other", "ops/other_foundry.py") == kernel_source(5.0)
+    assert [(p["head"], p["base"]) for p in made] == [("foundry/feature/ops-other", "feature")]
+    assert bot.branch_file("foundry/feature/ops-other", "ops/other_foundry.py") == kernel_source(5.0)
     assert head == bot.branch_sha("feature")
 
 
@@ -461,7 +461,7 @@ def test_a_new_branch_is_compared_with_the_default_branch(bot) -> None:
     env = bot.env("push", bot.push_payload(ZERO, sha, branch="topic"), sha)
     assert bot.run("run", env) == 0
     assert bot.optimized == ["ops/extra.py"], "not every operator of the repository"
-    assert [(p["head"], p["base"]) for p in bot.fake.open_pulls()] == [("foundry/ops-extra", "topic")]
+    assert [(p["head"], p["base"]) for p in bot.fake.open_pulls()] == [("foundry/topic/ops-extra", "topic")]
 
 
 def test_publish_when_the_pull_request_moved_on_meanwhile(bot, tmp_path: Path) -> None:
@@ -490,9 +490,9 @@ def test_publish_when_the_pull_request_moved_on_meanwhile(bot, tmp_path: Path) -
     publish_env = bot.env("issue_comment", payload, optimized_head)  # the checkout triage asked for
     assert bot.run("publish", publish_env, artifacts) == 0
     made = bot.fake.open_pulls()[-1]
-    assert made["head"] == "foundry/ops-other" and made["base"] == "feature"
+    assert made["head"] == "foundry/feature/ops-other" and made["base"] == "feature"
     parent = subprocess.run(
-        ["git", "-C", str(bot.bare), "rev-parse", "refs/heads/foundry/ops-other^"], capture_output=True, text=True
+        ["git", "-C", str(bot.bare), "rev-parse", "refs/heads/foundry/feature/ops-other^"], capture_output=True, text=True
     ).stdout.strip()
     assert parent == optimized_head
     other = bot.fake.add_comment(number, "/foundry optimize", "alice")

@@ -74,7 +74,7 @@ def test_push_then_comment_with_the_real_optimizer(bot, tmp_path: Path) -> None:
     assert report.evaluated <= 2
     pulls = bot.fake.open_pulls()
     assert len(pulls) == 1
-    kernel = bot.branch_file("foundry/ops-scale", "ops/scale_foundry.py")
+    kernel = bot.branch_file("foundry/main/ops-scale", "ops/scale_foundry.py")
     assert kernel == (artifacts / "ops-scale" / "kernel.py").read_text()
     assert "@triton.jit" in kernel and "class ModelNew" in kernel
     body = pulls[0]["body"]

@@ -100,6 +100,22 @@ class FakeGitHub:
             self.issues[number] = {"number": number, "title": title, "labels": [], "comments": [], "pull": pull}
             return number
 
+    def open_pull(self, head: str, base: str = "main", *, user: str = "alice", title: str = "a change") -> int:
+        """A pull request a person opened from a branch of this repository."""
+        with self._lock:
+            number = self.open_issue(title)
+            self.pulls[number] = {
+                "number": number,
+                "head": head,
+                "base": base,
+                "title": title,
+                "body": "",
+                "draft": False,
+                "state": "open",
+                "user": user,
+            }
+            return number
+
     def add_comment(self, number: int, body: str, login: str) -> dict:
         with self._lock:
             return self._create_comment(number, body, login)

@@ -57,7 +57,10 @@ def test_decide() -> None:
 def test_names() -> None:
     assert kernel_path("ops/scale.py") == "ops/scale_foundry.py"
     assert kernel_path("ops/net.py::LayerNorm") == "ops/net_layer_norm_foundry.py"
-    assert pr_marker("ops/net.py::LayerNorm") == "<!-- kernel-foundry:pull-request operator=ops-net-layernorm -->"
+    assert (
+        pr_marker("ops/net.py::LayerNorm", "main")
+        == "<!-- kernel-foundry:pull-request operator=ops-net-layernorm base=main -->"
+    )
     assert pr_title(report()) == "Kernel Foundry: 2.40× faster ops/scale.py::Model (NVIDIA H200)"
 
 
@@ -83,7 +86,7 @@ def test_measured_report_opens_a_ready_pr(api: GitHubApi, fake, remote, tmp_path
     assert "**2.40×**" in pull["body"] and "0.0125 ms" in pull["body"]
     assert fake.issues[outcome.pr_number]["labels"] == ["perf", "hot"]
     shown = subprocess.run(
-        ["git", "-C", str(bare), "log", "-1", "--format=%an%n%s", "refs/heads/foundry/ops-scale"],
+        ["git", "-C", str(bare), "log", "-1", "--format=%an%n%s", "refs/heads/foundry/main/ops-scale"],
         capture_output=True,
         text=True,
         check=True,
@@ -95,11 +98,11 @@ def test_refuses_a_branch_someone_else_opened(api: GitHubApi, fake, remote, tmp_
     bare, dev = remote
     sha = dev.commit({"ops/scale.py": "class Model: ...\n"})
     dev.push()
-    dev.push("foundry/ops-scale")
+    dev.push("foundry/main/ops-scale")
     number = fake.open_issue("human PR")
     fake.pulls[number] = {
         "number": number,
-        "head": "foundry/ops-scale",
+        "head": "foundry/main/ops-scale",
         "base": "main",
         "title": "mine",
         "body": "hand-made",

@@ -1,9 +1,10 @@
-"""One pull request per operator: branch foundry/<slug>, the kernel next to the operator, the
-report as the body, a hidden marker to find it again. An open PR is updated, never duplicated; a
+"""One pull request per operator and base branch: branch foundry/<base>/<slug>, the kernel next to
+the operator, the report as the body, a hidden marker (operator, base) to find it again. An open PR is updated, never duplicated; a
 failure half-way rolls the branch back, so no half-made PR is left behind."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from pathlib import PurePosixPath
@@ -15,7 +16,7 @@ from foundry.core.errors import FatalError
 from foundry.core.records import RunReport
 from foundry.github.api import GitHubApi, GitHubApiError, PullRef
 from foundry.github.config import FoundryConfig
-from foundry.github.detect import operator_slug
+from foundry.github.detect import operator_slug, slugify
 from foundry.github.gitrepo import GitError, GitRepo
 from foundry.report import render_pr_body
 
@@ -44,8 +45,28 @@ class Outcome(BaseModel):
     warnings: tuple[str, ...] = ()
 
 
-def pr_marker(ref: str) -> str:
-    return f"<!-- kernel-foundry:pull-request operator={operator_slug(ref)} -->"
+def base_key(base_branch: str) -> str:
+    """The base branch as one ref component: `main` stays `main`; a name that had to change
+    (`feature/x` → `feature-x-1b2c3d4e`) gets a hash of the original so two bases never share it."""
+    key = slugify(base_branch)[:60].strip("-")
+    if key != base_branch:
+        key += "-" + hashlib.sha256(base_branch.encode()).hexdigest()[:8]
+    return key
+
+
+def branch_name(ref: str, base_branch: str) -> str:
+    """foundry/<base>/<operator>: a push run on main and a comment run on a feature pull request
+    never share a branch (always three components, so no branch name is a prefix of another)."""
+    return f"{BRANCH_PREFIX}{base_key(base_branch)}/{operator_slug(ref)}"
+
+
+def marker_key(ref: str, base_branch: str) -> str:
+    """The part of the marker that identifies the pull request (what lookups match)."""
+    return f"<!-- kernel-foundry:pull-request operator={operator_slug(ref)} base={base_key(base_branch)} "
+
+
+def pr_marker(ref: str, base_branch: str) -> str:
+    return f"{marker_key(ref, base_branch)}-->"
 
 
 def kernel_path(ref: str) -> str:
@@ -134,12 +155,12 @@ def publish_operator(
             update={"action": "failed", "reason": "kernel.py is not the verified candidate that report.json names"}
         )
 
-    branch = BRANCH_PREFIX + operator_slug(ref)
-    marker = pr_marker(ref)
+    branch = branch_name(ref, base_branch)
+    marker = marker_key(ref, base_branch)
     target = kernel_path(ref)
     base = base.model_copy(update={"branch": branch, "kernel_path": target})
     title = pr_title(report)
-    body = render_pr_body(report, marker, footer=footer)
+    body = render_pr_body(report, pr_marker(ref, base_branch), footer=footer)
 
     existing = api.find_pull(branch, marker)
     if existing is None and api.open_pull_exists(branch) is not None:

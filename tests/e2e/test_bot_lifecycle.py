@@ -1,0 +1,56 @@
+"""The pull request lifecycle end to end (real git, the fake GitHub through PyGithub): which branch
+a run writes, whose commits it may replace, when a closed pull request stays closed, which commit
+later jobs use, and what triage answers at the edges."""
+
+from __future__ import annotations
+
+import pytest
+from harness import ZERO, kernel_source, operator_source
+
+pytestmark = pytest.mark.e2e
+
+OP = "ops/scale.py"
+MAIN_BRANCH = "foundry/main/ops-scale"
+KERNEL = "ops/scale_foundry.py"
+
+
+def first_push(bot) -> str:
+    bot.candidates[OP] = kernel_source(2.0)
+    sha = bot.dev.commit({OP: operator_source(2.0), "README.md": "models\n"}, "add scale")
+    bot.dev.push()
+    assert bot.run("run", bot.env("push", bot.push_payload(ZERO, sha), sha)) == 0
+    return sha
+
+
+def feature_pull(bot, files: dict[str, str]) -> tuple[int, str]:
+    """A maintainer's pull request from branch `feature` into main."""
+    bot.dev.commit(files, "feature work")
+    head = bot.dev.push("feature")
+    return bot.fake.open_pull("feature", "main"), head
+
+
+def comment_run(bot, number: int, body: str = "/foundry optimize") -> tuple[int, object]:
+    """`/foundry optimize` by a collaborator on pull request #number, in one job."""
+    bot.fake.permissions.setdefault("alice", "write")
+    comment = bot.fake.add_comment(number, body, "alice")
+    env = bot.env("issue_comment", bot.comment_payload(number, comment, pull=True), bot.branch_sha("main"))
+    return bot.run("run", env), env
+
+
+# 1. one branch per operator and base ---------------------------------------------------------------
+def test_a_comment_on_a_feature_pull_request_never_touches_the_pull_request_into_main(bot) -> None:
+    first_push(bot)
+    main_pull = bot.fake.open_pulls()[0]
+    main_tip = bot.branch_sha(MAIN_BRANCH)
+    bot.candidates[OP] = kernel_source(3.0)
+    number, feature_head = feature_pull(bot, {OP: operator_source(3.0)})
+    code, _ = comment_run(bot, number)
+    assert code == 0
+    assert bot.branch_sha(MAIN_BRANCH) == main_tip, "the branch proposed into main was not rebuilt"
+    assert bot.branch_file(MAIN_BRANCH, KERNEL) == kernel_source(2.0)
+    assert bot.fake.pulls[main_pull["number"]]["base"] == "main"
+    made = [p for p in bot.fake.open_pulls() if p["number"] not in (main_pull["number"], number)]
+    assert [(p["head"], p["base"]) for p in made] == [("foundry/feature/ops-scale", "feature")]
+    assert bot.branch_file("foundry/feature/ops-scale", KERNEL) == kernel_source(3.0)
+    assert bot.branch_sha("foundry/feature/ops-scale^") == feature_head, "built on the pull request's head"
+    assert bot.branch_sha("feature") == feature_head
