@@ -492,7 +492,9 @@ def test_publish_when_the_pull_request_moved_on_meanwhile(bot, tmp_path: Path) -
     made = bot.fake.open_pulls()[-1]
     assert made["head"] == "foundry/feature/ops-other" and made["base"] == "feature"
     parent = subprocess.run(
-        ["git", "-C", str(bot.bare), "rev-parse", "refs/heads/foundry/feature/ops-other^"], capture_output=True, text=True
+        ["git", "-C", str(bot.bare), "rev-parse", "refs/heads/foundry/feature/ops-other^"],
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     assert parent == optimized_head
     other = bot.fake.add_comment(number, "/foundry optimize", "alice")

@@ -1,6 +1,7 @@
 """One pull request per operator and base branch: branch foundry/<base>/<slug>, the kernel next to
-the operator, the report as the body, a hidden marker (operator, base) to find it again. An open PR is updated, never duplicated; a
-failure half-way rolls the branch back, so no half-made PR is left behind."""
+the operator, the report as the body, a hidden marker (operator, base) to find it again. An open PR
+is updated, never duplicated; a failure half-way rolls the branch back, so no half-made PR is left
+behind."""
 
 from __future__ import annotations
 
