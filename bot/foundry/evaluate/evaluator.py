@@ -48,6 +48,7 @@ from foundry.evaluate.isolation import (
     run_child,
     scrub,
 )
+from foundry.evaluate.runtime_guard import describe_violations, rule_name
 from foundry.evaluate.static_guard import StaticGuard
 from foundry.rules.loader import Rules, load_rules
 from foundry.spec.loader import LoadedOperator
@@ -963,9 +964,9 @@ class CandidateEvaluator:
                     rule="no_triton_launch",
                     message=f"{what}: forward launched no Triton kernel",
                 )
-            outside = {op: n for op, n in call["ops"].items() if op not in self.allowed_ops}
+            outside = {op: n for op, n in call["ops"].items() if rule_name(op) not in self.allowed_ops}
             if outside:
-                listing = ", ".join(f"aten.{op}×{n}" for op, n in sorted(outside.items()))
+                listing = ", ".join(f"{op}×{n}" for op, n in sorted(outside.items()))
                 return Diagnosis(
                     stage=Stage.RUNTIME_GUARD,
                     kind=FailureKind.RUNTIME_GUARD,
@@ -976,14 +977,11 @@ class CandidateEvaluator:
             if call.get("foreign_streams"):
                 return escaped_stream(what, call["foreign_streams"])
             if call.get("violations"):
+                rule, message = describe_violations(call["violations"])
                 return Diagnosis(
-                    stage=Stage.RUNTIME_GUARD,
-                    kind=FailureKind.RUNTIME_GUARD,
-                    rule="tensor_subclass_argument",
-                    message=f"{what}: a kernel was given a tensor subclass (its methods run unobserved): "
-                    + "; ".join(call["violations"][:3]),
+                    stage=Stage.RUNTIME_GUARD, kind=FailureKind.RUNTIME_GUARD, rule=rule, message=f"{what}: {message}"
                 )
-            library |= {op for op in call["ops"] if op in self.library_ops}
+            library |= {rule_name(op) for op in call["ops"] if rule_name(op) in self.library_ops}
             if call["threads"] > 0:
                 return Diagnosis(
                     stage=Stage.RUNTIME_GUARD,

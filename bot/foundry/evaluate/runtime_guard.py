@@ -1,5 +1,17 @@
-"""Worker-side runtime guard: log the aten ops a candidate's forward runs outside Triton, and count
-Triton launches. Imports only torch and triton (this runs inside the untrusted child)."""
+"""Worker-side runtime guard: log the torch ops a candidate's forward runs outside Triton, count Triton
+launches, and notice when candidate code tampers with either. Imports only torch and triton (this runs inside
+the untrusted child).
+
+What is exempt: only the interpreter's own argument copies (GridExecutor copying a launch's tensors to the
+host and back), and only the copy ops those copies are made of. Everything else that runs during a launch is
+the candidate's and is logged: the grid function, pre-run hooks, Triton's launch hooks, autotune hooks,
+heuristics functions and, under the interpreter, the kernel body's Python.
+
+What counts as tampering (each check runs when the op log of a call closes, so registrations made at import or
+in __init__ are caught at the first call): the patched run methods replaced, the op log no longer the only
+dispatch mode, a torch function mode left behind, Triton's launch or compile hooks changed, torch operators
+registered (a new name, or a new kernel for an existing one) since the guard was installed, and a kernel
+launched with a pre-run hook."""
 
 from __future__ import annotations
 
@@ -8,47 +20,166 @@ import threading
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
 # torch's own tensor classes; a kernel argument of any other subclass runs candidate methods unobserved
 PLAIN_TENSOR_TYPES = tuple(
     t for t in (torch.Tensor, torch.nn.Parameter, getattr(torch.nn.parameter, "Buffer", None)) if t is not None
 )
+# Namespaces whose ops may match an entry of rules/runtime.yaml. Honest candidates' forwards (allocation, views,
+# copies, the interpreter's argument copies) reach the dispatcher as aten ops only, on CPU and CUDA alike
+# (prims appear only when torch decomposes, which eager mode does not); any other namespace is the candidate's
+# own op or a library's, and is never taken for an allowed aten op of the same name.
+RULE_NAMESPACES = frozenset({"aten"})
+# What the interpreter's argument copies are made of (GridExecutor._init_args_hst and _restore_args_dev).
+INTERPRETER_COPY_OPS = frozenset({"new_empty", "set_", "empty", "copy_", "_to_copy", "empty_strided"})
+VIOLATION_TAMPER = "tamper: "
+VIOLATION_REGISTERED = "registered: "
+
+
+def op_identity(func: Any) -> str:
+    """The fully qualified name of an op as the dispatcher sees it: aten.add.Tensor, mylib.empty.default."""
+    namespace = getattr(func, "namespace", None)
+    name = getattr(func, "__name__", None)
+    if isinstance(namespace, str) and isinstance(name, str):
+        return f"{namespace}.{name}"
+    return f"unknown.{func}"  # not an OpOverload: never an allowed op
+
+
+def rule_name(identity: str) -> str | None:
+    """The rules/runtime.yaml key an op identity is judged under: aten.add.Tensor → add,
+    aten._to_copy.default[dtype] → _to_copy[dtype]; None for any namespace but aten (a custom op named like an
+    allowed aten op is still not allowed)."""
+    base, bracket, suffix = identity.partition("[")
+    parts = base.split(".")
+    if len(parts) != 3 or parts[0] not in RULE_NAMESPACES or not parts[1]:
+        return None
+    return parts[1] + (bracket + suffix if bracket else "")
+
+
+def describe_violations(violations: list[str]) -> tuple[str, str]:
+    """(rule, message) for a call's violations: tampering first, then registrations, then tensor subclasses."""
+    tampered = [v.removeprefix(VIOLATION_TAMPER) for v in violations if v.startswith(VIOLATION_TAMPER)]
+    if tampered:
+        return "guard_tampered", "candidate code tampered with the runtime guard: " + "; ".join(tampered[:3])
+    registered = [v.removeprefix(VIOLATION_REGISTERED) for v in violations if v.startswith(VIOLATION_REGISTERED)]
+    if registered:
+        return "registration", "candidate code registered ops or hooks: " + "; ".join(registered[:3])
+    return "tensor_subclass_argument", "a kernel was given a tensor subclass (its methods run unobserved): " + (
+        "; ".join(violations[:3])
+    )
+
+
+def triton_hooks() -> dict[str, tuple[int, ...]]:
+    """Every launch and compile hook Triton offers, by identity (the knobs of triton >= 3.4, and the class
+    attributes older releases kept)."""
+    found: dict[str, tuple[int, ...]] = {}
+    try:
+        import triton.knobs as knobs
+
+        for name in dir(knobs.runtime):
+            if name.endswith("hook"):
+                value = getattr(knobs.runtime, name, None)
+                found[f"knobs.runtime.{name}"] = (id(value), *(id(c) for c in getattr(value, "calls", ()) or ()))
+    except ImportError:  # pragma: no cover - every supported triton has knobs
+        pass
+    from triton.runtime.jit import JITFunction
+
+    for name in ("cache_hook", "compiled_hook"):
+        if hasattr(JITFunction, name):
+            found[f"JITFunction.{name}"] = (id(getattr(JITFunction, name)),)
+    return found
+
+
+class Registry:
+    """torch's operator registry as it was when the guard was installed: every op's name and a digest of its
+    dispatch table (a Python kernel registered for aten::empty_like changes the table, not the name)."""
+
+    def __init__(self) -> None:
+        # torch registers ops of its own when it first imports inductor, which the harness's
+        # torch.use_deterministic_algorithms does after the candidate is loaded: imported here, so those are in
+        # the baseline (the import is paid once per worker either way)
+        import torch._inductor  # noqa: F401
+
+        self.tables = {name: self.table(name) for name in torch._C._dispatch_get_all_op_names()}
+
+    @staticmethod
+    def table(name: str) -> int:
+        return hash(torch._C._dispatch_dump(name))
+
+    def changes(self, seen: set[str]) -> list[str]:
+        """New ops (any namespace) and the ops seen in a call whose kernels changed."""
+        names = set(torch._C._dispatch_get_all_op_names())
+        found = [f"new op {n}" for n in sorted(names - self.tables.keys())[:5]]
+        for name in sorted(seen):
+            if name in self.tables and self.table(name) != self.tables[name]:
+                found.append(f"new kernel for {name}")
+        return found
 
 
 class LaunchRecorder:
     """Wraps the run() of Triton's JITFunction (and the interpreter's InterpretedFunction) so every
-    kernel[grid](...) launch is counted and its compiled metadata kept. Ops that run inside a launch
-    (the interpreter copies arguments to host) are not the candidate's."""
+    kernel[grid](...) launch is counted and its compiled metadata kept, and the interpreter's argument copies
+    so those (and only those) are not taken for the candidate's ops."""
 
     def __init__(self) -> None:
         self.launches: collections.Counter[str] = collections.Counter()
         self.compiled: dict[str, Any] = {}
         self.signatures: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self.functions: dict[str, Any] = {}
-        self.violations: list[str] = []  # tensor subclasses passed to kernels (their methods run unlogged)
+        self.violations: list[str] = []  # tensor subclasses passed to kernels, tampering, registrations
         # The stream the harness calls the candidate on (CUDA only): a launch or an aten op on another one
         # escapes the timed stream, whose events then time only what stayed on it.
         self.stream: int | None = None
         self.foreign: list[str] = []
-        self.depth = 0
+        self.exempt = 0  # inside the interpreter's argument copies
         self.dry = False  # compile-ahead pass (worker.compile_ahead): launches only compile, nothing runs
-        self.installed: list[tuple[type, Any]] = []
+        self.installed: list[tuple[type, Any]] = []  # (class, its original run)
+        self.patched: list[tuple[type, str, Any, Any]] = []  # (class, attribute, original, wrapper)
+        self.hooks: dict[str, tuple[int, ...]] = {}
+        self.registry: Registry | None = None
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction
 
         classes: list[type] = [JITFunction]
         try:
-            from triton.runtime.interpreter import InterpretedFunction
+            from triton.runtime.interpreter import GridExecutor, InterpretedFunction
 
             classes.append(InterpretedFunction)
+            for attr in ("_init_args_hst", "_restore_args_dev"):
+                if hasattr(GridExecutor, attr):
+                    self.patch(GridExecutor, attr, self.copies(getattr(GridExecutor, attr)))
         except ImportError:  # pragma: no cover - every supported triton has it
             pass
         for cls in classes:
             original = cls.run
             self.installed.append((cls, original))
-            cls.run = self.wrap(original)
+            self.patch(cls, "run", self.wrap(original))
+        self.hooks = triton_hooks()
+        self.registry = Registry()
+
+    def patch(self, cls: type, attr: str, wrapper: Any) -> None:
+        self.patched.append((cls, attr, getattr(cls, attr), wrapper))
+        setattr(cls, attr, wrapper)
+
+    def uninstall(self) -> None:
+        for cls, attr, original, _ in reversed(self.patched):
+            setattr(cls, attr, original)
+        self.patched.clear()
+        self.installed.clear()
+
+    def copies(self, original: Any) -> Any:
+        recorder = self
+
+        def copy_args(executor: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder.exempt += 1
+            try:
+                return original(executor, *args, **kwargs)
+            finally:
+                recorder.exempt -= 1
+
+        return copy_args
 
     def wrap(self, original: Any) -> Any:
         recorder = self
@@ -58,15 +189,12 @@ class LaunchRecorder:
                 return original(fn_self, *args, grid=grid, warmup=True, **kwargs)
             name = getattr(fn_self, "__name__", None) or getattr(getattr(fn_self, "fn", None), "__name__", "kernel")
             for value in list(args) + list(kwargs.values()):
-                if isinstance(value, torch.Tensor) and type(value) not in PLAIN_TENSOR_TYPES:
-                    recorder.violations.append(f"{name}: argument of type {type(value).__qualname__}")
-            if callable(grid):
-                grid = recorder.outside(grid)  # the grid function is the candidate's code: log its ops
-            recorder.depth += 1
-            try:
-                result = original(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
-            finally:
-                recorder.depth -= 1
+                problem = foreign_argument(value)
+                if problem:
+                    recorder.violations.append(f"{name}: argument of type {problem}")
+            if getattr(fn_self, "pre_run_hooks", None):
+                recorder.violations.append(f"{VIOLATION_REGISTERED}a pre-run hook on kernel {name}")
+            result = original(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
             if not warmup:
                 recorder.check_stream(name)
                 recorder.launches[name] += 1
@@ -85,21 +213,40 @@ class LaunchRecorder:
             if current != self.stream:
                 self.foreign.append(f"{what} on stream {current:#x}, not the caller's {self.stream:#x}")
 
-    def outside(self, fn: Any) -> Any:
-        recorder = self
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            depth, recorder.depth = recorder.depth, 0
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                recorder.depth = depth
-
-        return call
+    def tampering(self, seen: set[str]) -> list[str]:
+        """What changed since install() that candidate code must not change (violations, prefixed)."""
+        found = [
+            f"{VIOLATION_TAMPER}{cls.__name__}.{attr} was replaced"
+            for cls, attr, _, wrapper in self.patched
+            if cls.__dict__.get(attr) is not wrapper
+        ]
+        if self.hooks and triton_hooks() != self.hooks:
+            changed = sorted(k for k, v in triton_hooks().items() if self.hooks.get(k) != v)
+            found.append(f"{VIOLATION_REGISTERED}Triton hook(s) set: {', '.join(changed)}")
+        if self.registry is not None:
+            found += [VIOLATION_REGISTERED + change for change in self.registry.changes(seen)]
+        return found
 
     @property
     def total(self) -> int:
         return sum(self.launches.values())
+
+
+def foreign_argument(value: Any) -> str | None:
+    """The type of a kernel argument whose methods would run candidate code inside the launch: a tensor
+    subclass, or any other object that offers data_ptr (Triton takes it for a tensor)."""
+    if isinstance(value, (tuple, list)):
+        return next((p for p in map(foreign_argument, value) if p), None)
+    if isinstance(value, torch.Tensor):
+        return None if type(value) in PLAIN_TENSOR_TYPES else type(value).__qualname__
+    if type(value).__module__.startswith("triton."):  # TensorWrapper, TensorDescriptor: check what they hold
+        inner = getattr(value, "base", None)
+        return foreign_argument(inner) if inner is not None and inner is not value else None
+    try:
+        duck = hasattr(value, "data_ptr")
+    except Exception:  # a __getattr__ that raises is candidate code too
+        duck = True
+    return type(value).__qualname__ if duck else None
 
 
 def describe_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -110,32 +257,54 @@ def describe_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: (f"tensor:{v.dtype}" if isinstance(v, torch.Tensor) else v) for k, v in kwargs.items()}
 
 
-def op_name(func: Any) -> str:
-    """aten.add.Tensor → add"""
-    packet = getattr(func, "overloadpacket", None)
-    name = getattr(packet, "__name__", None) or str(func)
-    return name.split(".")[-1]
-
-
 class OpLog(TorchDispatchMode):
-    """Counts aten ops run during the candidate's forward, outside Triton launches. Records dtype
-    changes of copies so a cast (a precision trick) is not mistaken for a layout op."""
+    """Counts the ops run during the candidate's forward, by fully qualified name, outside the interpreter's
+    argument copies. Records dtype changes of copies so a cast (a precision trick) is not mistaken for a layout
+    op. When it closes it checks that nothing switched it or the launch recorder off (recorder.violations)."""
 
     def __init__(self, recorder: LaunchRecorder) -> None:
         super().__init__()
         self.recorder = recorder
         self.ops: collections.Counter[str] = collections.Counter()
+        self.function_modes = 0
+
+    def __enter__(self) -> OpLog:
+        self.function_modes = torch._C._len_torch_function_stack()
+        return super().__enter__()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        problems: list[str] = []
+        stack = _get_current_dispatch_mode_stack()
+        if not stack or stack[-1] is not self:
+            problems.append(f"{VIOLATION_TAMPER}the op log is no longer the active dispatch mode")
+        elif len(stack) > 1:
+            problems.append(f"{VIOLATION_REGISTERED}{len(stack) - 1} other dispatch mode(s) active")
+        if torch._C._len_torch_function_stack() != self.function_modes:
+            problems.append(f"{VIOLATION_REGISTERED}a torch function mode was left active")
+        problems += self.recorder.tampering({qualified_op(n) for n in self.ops})
+        self.recorder.violations.extend(problems)
+        if stack and stack[-1] is self:  # else it stays pushed: popping would take another mode off
+            super().__exit__(exc_type, exc, tb)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if self.recorder.depth == 0:
-            name = op_name(func)
-            self.recorder.check_stream(f"aten.{name}")
-            if name in {"_to_copy", "copy_", "to", "clone"} and changes_dtype(args, out):
-                name = f"{name}[dtype]"
-            self.ops[name] += 1
+        identity = op_identity(func)
+        short = identity.rsplit(".", 1)[0]  # aten.add: the stream message's form
+        if self.recorder.exempt and identity.split(".")[1] in INTERPRETER_COPY_OPS and short.startswith("aten."):
+            return out
+        self.recorder.check_stream(short)
+        if func.__name__.split(".")[0] in {"_to_copy", "copy_", "to", "clone"} and changes_dtype(args, out):
+            identity = f"{identity}[dtype]"
+        self.ops[identity] += 1
         return out
+
+
+def qualified_op(identity: str) -> str:
+    """aten.add.Tensor[dtype] → aten::add.Tensor, the dispatcher's name for it; default overloads drop it."""
+    base = identity.partition("[")[0]
+    namespace, _, rest = base.partition(".")
+    return f"{namespace}::{rest.removesuffix('.default')}"
 
 
 def changes_dtype(args: tuple, out: Any) -> bool:
