@@ -55,6 +55,35 @@ def chan_merge(r: str, count: str, mean: str, m2: str) -> list[str]:
     ]
 
 
+# Emitted once into a candidate whose launchers broadcast operands: torch.broadcast_shapes goes through
+# torch's symbolic-shape checks (about 30 us of host time per call on the H100 machine), this is plain Python.
+BROADCAST_HELPER = '''def broadcast_shape(*shapes):
+    """The shape the operands broadcast to (torch.broadcast_shapes' result, without its symbolic-shape checks)."""
+    if all(s == shapes[0] for s in shapes):
+        return shapes[0]
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        size = 1
+        for s in shapes:
+            d = s[i - rank + len(s)] if i >= rank - len(s) else 1
+            if d != 1:
+                if size not in (1, d):
+                    raise ValueError(f"shapes {list(shapes)} do not broadcast")
+                size = d
+        out.append(size)
+    return torch.Size(out)'''
+
+
+def broadcast_line(tensors: list[str]) -> str:
+    """`shape = ...`: the launch shape of the segment's operands."""
+    if not tensors:
+        return "shape = ()"
+    if len(tensors) == 1:
+        return f"shape = {tensors[0]}.shape"
+    return f"shape = broadcast_shape({', '.join(f'{t}.shape' for t in tensors)})"
+
+
 def indent(lines: list[str], n: int) -> list[str]:
     return [" " * n + line if line else line for line in lines]
 
@@ -260,8 +289,7 @@ class PointwiseEmitter(SegmentEmitter):
 
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):"]
         lines = []
-        shapes = ", ".join(f"{t}.shape" for t in self.tensors)
-        lines.append(f"shape = torch.broadcast_shapes({shapes})" if self.tensors else "shape = ()")
+        lines.append(broadcast_line(self.tensors))
         for t in self.tensors:
             lines.append(f"{t} = {t}.contiguous()")
         for o in self.seg.outputs:
@@ -951,8 +979,7 @@ class FullEmitter(PointwiseEmitter):
         self.tensors = self.tensors_saved
         block = self.genes["BLOCK_SIZE"]
         lines = [f"{t} = {t}.contiguous()" for t in self.tensors]
-        shapes = ", ".join(f"{t}.shape" for t in big)
-        lines.append(f"shape = torch.broadcast_shapes({shapes})")
+        lines.append(broadcast_line(big))
         lines.append("numel = math.prod(shape)")
         lines.extend(self.size_lines("shape"))
         lines.extend(self.group_lines(used, groups, bcast))

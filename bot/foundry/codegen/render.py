@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from foundry.codegen.analyze import Analysis
-from foundry.codegen.kernels import Emitted, emit_segment
+from foundry.codegen.kernels import BROADCAST_HELPER, Emitted, emit_segment
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -59,6 +59,8 @@ class Renderer:
             self.header(),
             "import math\n\nimport torch\nimport triton\nimport triton.language as tl\nfrom torch import nn",
         ]
+        if any("broadcast_shape(" in e.launcher for e in emitted):
+            parts.append(BROADCAST_HELPER)
         for e in emitted:
             parts.append(e.kernel)
             parts.append(e.launcher)
