@@ -1267,6 +1267,9 @@ class CandidateEvaluator:
                     message="a trivial answer passes this operator's check: the verdict is weak",
                 )
             ]
+        from foundry.evaluate.isolation import describe  # the sandbox layers the candidate's process ran under
+
+        passed = ["static guard", describe(self.env)] + (checks or [])
         return Verdict(
             candidate_id=candidate.id,
             verified=not failures,
@@ -1274,7 +1277,7 @@ class CandidateEvaluator:
             device=self.device_name,
             diagnoses=tuple(failures),
             warnings=tuple(warnings),
-            checks_passed=tuple(["static guard"] + (checks or [])) if not failures or checks else (),
+            checks_passed=tuple(passed) if not failures or checks else (),
             trials=self.trials,
             triton_launches=launches,
             library_ops=tuple(library or ()),
