@@ -186,12 +186,13 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         torch.cuda.set_per_process_memory_fraction(float(job["gpu_memory_fraction"]))
     # library convolutions (hybrid policy) at the operator's precision: no TF32 for fp32 operators
     torch.backends.cudnn.allow_tf32 = bool(job.get("tf32", False))
-    from foundry.evaluate import jobfiles, timing  # binds the timer before candidate code runs
+    from foundry.evaluate import interp_autotune, jobfiles, timing  # binds the timer before candidate code runs
     from foundry.evaluate.exchange import call_plan, deliver
     from foundry.evaluate.runtime_guard import LaunchRecorder, OpLog, live_threads
 
     recorder = LaunchRecorder()
     recorder.install()
+    interp_autotune.install()  # CPU: multi-config @triton.autotune runs each config in turn
     # CPU tensors (mapped from /dev/shm on a GPU machine: every trial is copied to the device before use)
     data = jobfiles.load(jobdir / "job.pt", mapped=device == "cuda")
     shared = job.get("exchange")

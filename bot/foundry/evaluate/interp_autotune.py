@@ -1,0 +1,81 @@
+"""Multi-config @triton.autotune under Triton's interpreter (TRITON_INTERPRET=1, the CPU path).
+
+Triton's autotuner times each config with the active driver's benchmarker, and the interpreter has no driver
+("0 active drivers"), so every multi-config kernel failed on CPU although most LLM-written kernels are
+autotuned. Timing an interpreted kernel would say nothing anyway. Installed in the worker, this keeps the
+autotuner's own logic (pruning, pre/post hooks, reset_to_zero and restore_value, its cache) and replaces only
+two things:
+
+- the benchmarker runs each config's call once and reports the configs in their pruned order, so a key's first
+  call runs every config as tuning does on a GPU and keeps the first;
+- every later call with the same key uses the next of that key's configs, so over the checked calls each
+  config the search could pick is the one whose output is judged (a kernel wrong for one of its configs fails
+  once that config's turn comes; with more configs than calls per key, the first ones are covered).
+
+Imports only stdlib and triton (it runs inside the untrusted child)."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import logging
+import os
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+TURNS = "_foundry_turns"  # per tuning key: [its pruned configs, the index of the next call's config]
+BENCHED = "_foundry_benched"  # configs benchmarked in the current tuning round
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def install() -> bool:
+    """Patch triton's Autotuner when running under the interpreter; True if patched (now or before)."""
+    if not interpreting():
+        return False
+    from triton.runtime.autotuner import Autotuner
+
+    if getattr(Autotuner.run, "foundry_interp", False):
+        return True
+    if "do_bench" not in vars(Autotuner):  # a triton whose autotuner calls the benchmark function directly
+        log.warning("this triton's Autotuner has no do_bench to replace: autotuned kernels fail under the interpreter")
+        return False
+    Autotuner.do_bench = property(lambda tuner: functools.partial(bench_once, tuner))
+    Autotuner.run = in_turn(Autotuner.run)
+    return True
+
+
+def bench_once(tuner: Any, kernel_call: Any, quantiles: Any = None, **_: Any) -> Any:
+    """Run one config's call once and time it by its place in the round: the first config wins."""
+    kernel_call()
+    place = float(tuner.__dict__.get(BENCHED, 0))
+    tuner.__dict__[BENCHED] = place + 1
+    return [place] * len(quantiles) if quantiles else place
+
+
+def in_turn(original: Any) -> Any:
+    @functools.wraps(original)
+    def run(tuner: Any, *args: Any, **kwargs: Any) -> Any:
+        if len(tuner.configs) <= 1:
+            return original(tuner, *args, **kwargs)
+        turns: dict[Any, list[Any]] = tuner.__dict__.setdefault(TURNS, {})
+        assigned = {}
+        for key, (configs, turn) in turns.items():  # a copy per key: which key this call used is the one it ran
+            assigned[key] = tuner.cache[key] = copy.copy(configs[turn % len(configs)])
+        tuned_before = set(tuner.cache)
+        tuner.__dict__[BENCHED] = 0
+        result = original(tuner, *args, **kwargs)
+        used = tuner.best_config
+        for key in set(tuner.cache) - tuned_before:  # tuned now: its first config ran; the next call, the second
+            timings = getattr(tuner, "configs_timings", None) or {tuner.cache[key]: 0.0}
+            turns[key] = [list(timings), 1]
+        for key, config in assigned.items():
+            if config is used:
+                turns[key][1] += 1
+        return result
+
+    run.foundry_interp = True  # type: ignore[attr-defined]
+    return run

@@ -1,0 +1,118 @@
+"""Multi-config @triton.autotune under the interpreter (evaluate/interp_autotune.py): real kernels on tiny grids.
+Without the patch Triton fails with "0 active drivers"; with it every config the search could pick is the one
+whose output counts in turn, per tuning key, with the autotuner's own hooks."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from foundry.evaluate import interp_autotune
+from triton.runtime.autotuner import Autotuner
+
+pytestmark = pytest.mark.interp
+CONFIGS = [triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32}, num_warps=8), triton.Config({"BLOCK": 64})]
+
+
+@pytest.fixture
+def patched():
+    saved = {name: vars(Autotuner)[name] for name in ("run", "do_bench")}
+    assert interp_autotune.install()
+    yield
+    for name, value in saved.items():
+        setattr(Autotuner, name, value)
+
+
+def make_kernel(wrong_block: int | None = None, **tune: object):
+    @triton.autotune(configs=CONFIGS, key=["n"], **tune)
+    @triton.jit
+    def _double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, WRONG: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        value = tl.load(x_ptr + offs, mask=offs < n) * 2
+        if BLOCK == WRONG:
+            value = value + 1
+        tl.store(y_ptr + offs, value, mask=offs < n)
+
+    def launch(x: torch.Tensor) -> tuple[torch.Tensor, int]:
+        y = torch.empty_like(x)
+        n = x.numel()
+        _double_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n, WRONG=wrong_block or 0)
+        return y, _double_kernel.best_config.kwargs["BLOCK"]
+
+    return _double_kernel, launch
+
+
+def test_without_the_patch_a_multi_config_kernel_fails_under_the_interpreter():
+    _, launch = make_kernel()
+    with pytest.raises(RuntimeError, match="active drivers"):
+        launch(torch.randn(40))
+
+
+def test_each_config_is_used_in_turn_and_its_output_is_the_one_returned(patched):
+    _, launch = make_kernel()
+    x = torch.randn(40)
+    blocks = []
+    for _ in range(4):
+        y, block = launch(x)
+        assert torch.equal(y, x * 2)
+        blocks.append(block)
+    assert blocks == [16, 32, 64, 16]
+
+
+def test_a_kernel_wrong_for_one_config_is_wrong_on_that_configs_turn(patched):
+    _, launch = make_kernel(wrong_block=32)
+    x = torch.randn(40)
+    right = [torch.equal(launch(x)[0], x * 2) for _ in range(3)]
+    assert right == [True, False, True]
+
+
+def test_tuning_keys_take_their_turns_independently(patched):
+    _, launch = make_kernel()
+    a, b = torch.randn(40), torch.randn(30)  # key n: two tuning keys, called alternately
+    blocks = [launch(x)[1] for x in (a, b, a, b, a, b)]
+    assert blocks == [16, 16, 32, 32, 64, 64]
+
+
+def test_the_first_call_runs_every_config_with_the_autotuners_hooks(patched):
+    seen: list[int] = []
+
+    def pre_hook(args: dict, reset_only: bool = False) -> None:
+        if not reset_only:
+            seen.append(args["BLOCK"])
+
+    _, launch = make_kernel(pre_hook=pre_hook)
+    x = torch.randn(40)
+    launch(x)
+    assert seen == [16, 32, 64]  # tuning: each config once (the cached calls after it run no tuner hook)
+    launch(x)
+    assert seen == [16, 32, 64]
+
+
+def test_early_config_prune_limits_the_turns_to_the_pruned_configs(patched):
+    def keep_large(configs, named_args, **kwargs):
+        return [c for c in configs if c.kwargs["BLOCK"] >= 32]
+
+    _, launch = make_kernel(prune_configs_by={"early_config_prune": keep_large})
+    x = torch.randn(40)
+    assert [launch(x)[1] for _ in range(3)] == [32, 64, 32]
+
+
+def test_heuristics_run_under_the_interpreter_unpatched():
+    @triton.heuristics({"BLOCK": lambda args: triton.next_power_of_2(args["n"])})
+    @triton.jit
+    def _heuristic_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+    x = torch.randn(37)
+    y = torch.empty_like(x)
+    _heuristic_kernel[(1,)](x, y, x.numel())
+    assert torch.equal(y, x + 1)
+
+
+def test_nothing_is_patched_off_the_interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    run = vars(Autotuner)["run"]
+    assert interp_autotune.install() is False
+    assert vars(Autotuner)["run"] is run
