@@ -517,7 +517,7 @@ def _finish(
     problem: str,
 ) -> None:
     write_summary(env, summary_markdown(outcomes, reports, problem=problem))
-    made = [o for o in outcomes if o.pr_number is not None]
+    made = [o for o in outcomes if o.action in ("created", "updated") and o.pr_number is not None]
     speedups = [o.speedup for o in outcomes if o.speedup is not None]
     write_outputs(
         env,
@@ -530,7 +530,7 @@ def _finish(
     )
     if api is None or target.comment_id is None or target.issue_number is None:
         return
-    ok = bool(made) and not problem and all(o.action != "failed" for o in outcomes)
+    ok = bool(made) and not problem and all(o.action not in ("failed", "held") for o in outcomes)
     try:
         api.upsert_comment(
             target.issue_number,

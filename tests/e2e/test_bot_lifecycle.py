@@ -4,8 +4,10 @@ later jobs use, and what triage answers at the edges."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
-from harness import ZERO, kernel_source, operator_source
+from harness import ZERO, kernel_source, operator_source, read_outputs
 
 pytestmark = pytest.mark.e2e
 
@@ -54,3 +56,31 @@ def test_a_comment_on_a_feature_pull_request_never_touches_the_pull_request_into
     assert bot.branch_file("foundry/feature/ops-scale", KERNEL) == kernel_source(3.0)
     assert bot.branch_sha("foundry/feature/ops-scale^") == feature_head, "built on the pull request's head"
     assert bot.branch_sha("feature") == feature_head
+
+
+# 2. never force-push over someone else's commits -------------------------------------------------
+def test_a_maintainers_commit_on_the_bots_branch_is_never_overwritten(bot) -> None:
+    sha1 = first_push(bot)
+    pull = dict(bot.fake.open_pulls()[0])
+    number = pull["number"]
+    git_dev = ["git", "-C", str(bot.dev.path)]  # the maintainer fixes the kernel on the bot's branch
+    subprocess.run([*git_dev, "fetch", "-q", "origin", MAIN_BRANCH], check=True)
+    subprocess.run([*git_dev, "checkout", "-q", "FETCH_HEAD"], check=True)
+    fix = bot.dev.commit({KERNEL: kernel_source(2.0) + "# tuned by hand\n"}, "hand fix")
+    bot.dev.push(MAIN_BRANCH)
+    subprocess.run([*git_dev, "checkout", "-q", "main"], check=True)
+
+    bot.candidates[OP] = kernel_source(3.0)
+    sha2 = bot.dev.commit({OP: operator_source(3.0)}, "scale by 3")
+    bot.dev.push()
+    env = bot.env("push", bot.push_payload(sha1, sha2), sha2)
+    assert bot.run("run", env) == 0
+    assert bot.optimized == [OP, OP]
+    assert bot.branch_sha(MAIN_BRANCH) == fix, "the maintainer's commit is still the branch's tip"
+    assert bot.branch_file(MAIN_BRANCH, KERNEL) == kernel_source(2.0) + "# tuned by hand\n"
+    notes = [c["body"] for c in bot.fake.comments.values() if c["issue"] == number]
+    assert len(notes) == 1 and "not made by the bot" in notes[0] and fix[:7] in notes[0]
+    summary = env.step_summary.read_text()
+    assert "not updated" in summary and "did not make" in summary and "updated," not in summary
+    assert (bot.fake.pulls[number]["title"], bot.fake.pulls[number]["body"]) == (pull["title"], pull["body"])
+    assert read_outputs(env)["pr-number"] == ""

@@ -94,6 +94,15 @@ class GitRepo:
                 return sha
         return None
 
+    def foreign_tip(self, sha: str) -> str | None:
+        """None when the bot made commit sha (its author and committer identity, one parent: what
+        commit_files writes); otherwise a short description of the commit that someone else made."""
+        fields = self.run("show", "-s", "--format=%ae%x00%ce%x00%P%x00%h%x00%an", sha).rstrip("\n").split("\0")
+        author, committer, parents, short, name = fields
+        if author == BOT_EMAIL and committer == BOT_EMAIL and len(parents.split()) == 1:
+            return None
+        return f"{short} by {name}"
+
     # writing -------------------------------------------------------------------------------------
     def commit_files(self, parent: str, files: dict[str, bytes], message: str) -> str:
         """A commit on top of parent with files added or replaced, built in a private index."""

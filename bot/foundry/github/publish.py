@@ -35,7 +35,7 @@ class Outcome(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     ref: str
-    action: Literal["created", "updated", "skipped", "failed"]
+    action: Literal["created", "updated", "skipped", "held", "failed"]  # held: someone else's commits
     reason: str = ""
     branch: str = ""
     kernel_path: str = ""
@@ -169,10 +169,14 @@ def publish_operator(
             update={"action": "failed", "reason": f"an open pull request from {branch} was not made by Kernel Foundry"}
         )
     old_sha = git.remote_branch(remote, branch)
-    commit = git.commit_files(head, {target: data}, commit_message(report, target))
     if old_sha is not None:
         git.fetch(remote, f"refs/heads/{branch}")
-        if git.ok("cat-file", "-e", old_sha) and git.tree_of(old_sha) == git.tree_of(commit):
+        foreign = git.foreign_tip(old_sha)
+        if foreign is not None:
+            return _hold(api, base, branch, existing, foreign)
+    commit = git.commit_files(head, {target: data}, commit_message(report, target))
+    if old_sha is not None:
+        if git.tree_of(old_sha) == git.tree_of(commit):
             commit = old_sha  # same kernel on the same base: keep the branch as it is
     pushed = commit != old_sha
     if pushed:
@@ -199,6 +203,39 @@ def publish_operator(
             "reason": why,
             "pr_number": pull.number,
             "pr_url": pull.html_url,
+            "warnings": tuple(warnings),
+        }
+    )
+
+
+HELD_MARKER = "<!-- kernel-foundry:held -->"
+
+
+def _hold(api: GitHubApi, base: Outcome, branch: str, pull: PullRef | None, foreign: str) -> Outcome:
+    """The branch carries a commit the bot did not make: leave it alone and say so on the PR."""
+    reason = (
+        f"branch {branch} has a commit Kernel Foundry did not make ({foreign}); "
+        "it was left as it is and this kernel was not pushed"
+    )
+    warnings: list[str] = []
+    if pull is not None:
+        try:
+            api.upsert_comment(
+                pull.number,
+                HELD_MARKER,
+                f"Kernel Foundry has a new kernel for this operator but did not update `{branch}`: its latest "
+                f"commit ({foreign}) was not made by the bot, and the bot never overwrites other people's work. "
+                "Merge or close this pull request and delete the branch to let the bot propose again.",
+            )
+        except GitHubApiError as exc:
+            warnings.append(f"could not comment on #{pull.number}: {exc}")
+    log.warning("%s", reason)
+    return base.model_copy(
+        update={
+            "action": "held",
+            "reason": reason,
+            "pr_number": pull.number if pull else None,
+            "pr_url": pull.html_url if pull else "",
             "warnings": tuple(warnings),
         }
     )

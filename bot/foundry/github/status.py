@@ -32,6 +32,9 @@ def outcome_line(outcome: Outcome) -> str:
     if outcome.action in ("created", "updated") and outcome.pr_number is not None:
         gain = f", {outcome.speedup:.2f}× over eager" if outcome.speedup is not None else ""
         return f"🚀 {op}: pull request #{outcome.pr_number} {outcome.action}{gain}"
+    if outcome.action == "held":
+        where = f" (pull request #{outcome.pr_number})" if outcome.pr_number is not None else ""
+        return f"✋ {op}: not updated{where} — {escape(outcome.reason)}"
     if outcome.action == "failed":
         return f"❌ {op}: {escape(outcome.reason)}"
     return f"➖ {op}: no pull request — {escape(outcome.reason)}"
@@ -39,7 +42,7 @@ def outcome_line(outcome: Outcome) -> str:
 
 def final_body(outcomes: Sequence[Outcome], *, run_url: str, problem: str = "") -> str:
     where = f" ([workflow run]({run_url}))" if run_url else ""
-    ok = any(o.pr_number is not None for o in outcomes)
+    ok = any(o.action in ("created", "updated") for o in outcomes)
     head = "✅ **Kernel Foundry** finished" if ok and not problem else "😕 **Kernel Foundry** finished"
     lines = [f"{head}{where}.", ""]
     lines += [f"- {outcome_line(o)}" for o in outcomes]
