@@ -8,9 +8,13 @@ import argparse
 import hashlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from foundry.core.errors import FatalError
 from foundry.core.records import Candidate, Verdict
+
+if TYPE_CHECKING:
+    from foundry.spec.loader import LoadedOperator
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from foundry.spec.loader import load_operator
 
     operator = load_operator(args.operator)
+    check_reference(operator)
     path = Path(args.candidate)
     try:
         source = path.read_text()
@@ -45,6 +50,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(verdict.model_dump_json(indent=2))
     return 0 if verdict.verified else 1
+
+
+def check_reference(operator: LoadedOperator) -> None:
+    """Run the reference once at the shapes the evaluator uses: an operator that does not run is the user's
+    input to fix (exit 2 naming it), not the candidate's failure."""
+    import torch
+
+    from foundry.spec.signature import signature_of
+
+    signature_of(operator, small=not torch.cuda.is_available())
 
 
 def render_verdict(verdict: Verdict) -> str:

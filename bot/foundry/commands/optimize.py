@@ -33,6 +33,7 @@ from foundry.evolve.progress import LogProgress, Progress, make_progress
 from foundry.rules.loader import RulesError
 
 if TYPE_CHECKING:
+    from foundry.experience.signature import OpSignature
     from foundry.spec.loader import LoadedOperator
 
 log = logging.getLogger(__name__)
@@ -259,7 +260,7 @@ def visible_gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def open_experience(loaded: LoadedOperator, options: SearchOptions, device: str, small: bool):
+def open_experience(loaded: LoadedOperator, options: SearchOptions, device: str, signature: OpSignature):
     """The run's session in the experience library (None with --no-experience)."""
     if not options.experience:
         return None
@@ -267,13 +268,12 @@ def open_experience(loaded: LoadedOperator, options: SearchOptions, device: str,
     import triton
 
     from foundry.experience import ExperienceStore
-    from foundry.spec.signature import signature_of
 
     try:
         store = ExperienceStore()
         return store.start_run(
             loaded.spec,
-            signature_of(loaded, small=small),
+            signature,
             repo=os.environ.get("GITHUB_REPOSITORY", "local"),
             commit=os.environ.get("GITHUB_SHA", ""),
             gpu=device,
@@ -315,6 +315,12 @@ def outcome_of(result: SearchResult) -> str:
     return "improved" if timing.speedup_eager > 1.0 else "no_gain"
 
 
+def close_executor(executor: Executor) -> None:
+    close = getattr(executor, "close", None)
+    if callable(close):
+        close()
+
+
 # -- the search -----------------------------------------------------------------------------------
 
 
@@ -322,11 +328,23 @@ def optimize_operator(loaded: LoadedOperator, options: SearchOptions, progress: 
     import torch
     import triton
 
+    from foundry.spec.signature import signature_of
+
     roles = load_roles()
     writers = build_writers(options.writer, loaded, roles, options)
+    # The reference runs once before any candidate: an operator that does not run is the user's input to fix
+    # (SpecError, exit 2), not a failure of every candidate. Its signature is the library's key.
+    small = not visible_gpus()
+    signature = signature_of(loaded, small=small)
     executor, device = build_executor(loaded, options)
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    session = open_experience(loaded, options, device, small=not executor.timing_available)
+    try:
+        if options.experience and small == executor.timing_available:  # Ray GPUs seen from a CPU driver
+            signature = signature_of(loaded, small=not small)
+        session = open_experience(loaded, options, device, signature)
+    except BaseException:
+        close_executor(executor)
+        raise
     config = SearchConfig(
         islands=options.islands,
         budget=Budget(candidates=options.budget, wall_s=options.time_limit, tokens=options.max_tokens),
@@ -342,9 +360,7 @@ def optimize_operator(loaded: LoadedOperator, options: SearchOptions, progress: 
             session.__exit__(*sys.exc_info())
         raise
     finally:
-        close = getattr(executor, "close", None)
-        if callable(close):
-            close()
+        close_executor(executor)
     experience = result.experience
     if session is not None:
         best = result.best.candidate if result.best else None

@@ -121,8 +121,12 @@ class LoadedOperator:
         fn = "get_init_inputs"
         return check_init(call_declared(self.module, self.path, fn), self.path, fn)
 
+    def inputs_function(self, small: bool = False) -> str:
+        """The name of the function that gives the inputs at these shapes."""
+        return "get_cpu_inputs" if small and hasattr(self.module, "get_cpu_inputs") else "get_inputs"
+
     def inputs(self, small: bool = False) -> list[Any]:
-        fn = "get_cpu_inputs" if small and hasattr(self.module, "get_cpu_inputs") else "get_inputs"
+        fn = self.inputs_function(small)
         return check_inputs(call_declared(self.module, self.path, fn), self.path, fn)
 
     def variants(self, small: bool = False) -> list[list[Any]]:

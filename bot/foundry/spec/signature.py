@@ -6,6 +6,7 @@ measure live in foundry.experience.signature, which needs no torch."""
 from __future__ import annotations
 
 import logging
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from foundry.experience.signature import OpSignature, TensorInfo, normalize_op, shape_bucket
-from foundry.spec.loader import LoadedOperator
+from foundry.spec.loader import LoadedOperator, SpecError
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,16 @@ def capture_signature(model: nn.Module, inputs: Sequence[Any], *, label: str = "
 
 
 def signature_of(loaded: LoadedOperator, *, small: bool = False) -> OpSignature:
-    """The signature of a loaded operator at its declared shapes (small: its CPU shapes)."""
+    """The signature of a loaded operator at its declared shapes (small: its CPU shapes). It runs the
+    reference once, so it is also the check that the operator works: a constructor, an inputs function or a
+    forward that raises is the user's input to fix (SpecError, exit 2), never a candidate's or writer's
+    failure."""
     model = loaded.build(small)
     model.eval()
-    return capture_signature(model, loaded.inputs(small), label=loaded.spec.name)
+    inputs = loaded.inputs(small)
+    try:
+        return capture_signature(model, inputs, label=loaded.spec.name)
+    except Exception as exc:
+        last = traceback.format_exception_only(exc)[-1].strip()
+        call = f"{loaded.spec.class_name}(...).forward(*{loaded.inputs_function(small)}())"
+        raise SpecError(f"{loaded.path}: the operator does not run: {call} raised {last}") from exc
