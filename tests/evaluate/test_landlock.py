@@ -82,6 +82,8 @@ def test_a_candidate_cannot_write_outside_its_job_or_connect_out(tmp_path, sandb
     verdict, target, connected, sandboxed = escape_attempt(tmp_path, config, "cpu")
     assert sandboxed == sandbox
     assert verdict.verified, verdict.failure  # it caught its errors and computed the softmax
+    assert any(check.startswith("sandbox: ") for check in verdict.checks_passed)  # the layers it ran under
+    assert ("Landlock ABI" in " ".join(verdict.checks_passed)) == sandbox
     assert not connected  # no socket either way: seccomp's second stage (and a network namespace under bwrap)
     if sandbox:  # the default
         assert not target.exists()
