@@ -1,15 +1,30 @@
-"""The static guard: an AST check of candidate source that fails closed.
+"""The static guard: an allowlist check of candidate source that fails closed.
 
+Three allowlists decide what a candidate may write:
+- syntax: every AST node type is listed in SYNTAX; anything else (match, async, yield, :=, string annotations,
+  class keywords, decorators other than the allowed ones) is refused, naming the construct and line;
+- objects: every Name/Attribute chain rooted at an imported module is resolved, in this (trusted) process, to
+  the real object and must end at an object of rules/guard.yaml's allowed_objects; a module object, an importer,
+  a private member, an assignment into a module, or anything unlisted is refused, naming the chain;
+- builtins: a name that means a builtin must be in allowed_builtins (a local or parameter of the same name is
+  the candidate's own).
+Chains that start at values (tensors, self, kernels) cannot be resolved statically; their attribute names are
+checked against a denylist (forbidden_attributes, standard-library module names, anything named like a hook).
 Every rule has a name; rules/guard.yaml gives each its severity. A rejection names its rule and line.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
+import json
 import sys
 import threading
+import types
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from foundry.core.records import Diagnosis, FailureKind, Stage
 from foundry.rules.loader import GuardPolicy, RulesError
@@ -19,6 +34,9 @@ RULES = (
     "has_triton_kernel",
     "forward_launches_kernel",
     "import_allowlist",
+    "syntax_allowlist",
+    "object_allowlist",
+    "decorator_allowlist",
     "forbidden_name",
     "forbidden_attribute",
     "private_attribute",
@@ -34,28 +52,91 @@ RULES = (
 # concurrent parses); candidates of a generation are evaluated from several threads.
 PARSE_LOCK = threading.Lock()
 
-REFERENCE_NAMES = frozenset({"Model", "get_inputs", "get_init_inputs"})
-MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
-JIT_DECORATORS = frozenset({"triton.jit", "jit", "triton.autotune", "triton.heuristics"})
-MUTATORS = frozenset(
+# The syntax a candidate may use. Not listed (refused): match statements and patterns (class and mapping
+# patterns read attributes by keyword), async def / for / with and await, yield and yield from (a suspended
+# generator keeps a context manager entered), := (binds across scopes), global / nonlocal (global_state),
+# try / except (try_except), and the type-parameter syntax of newer Pythons.
+SYNTAX: frozenset[type[ast.AST]] = frozenset(
     {
-        "append",
-        "extend",
-        "update",
-        "setdefault",
-        "add",
-        "insert",
-        "pop",
-        "popitem",
-        "clear",
-        "remove",
-        "discard",
-        "copy_",
-        "fill_",
-        "zero_",
+        ast.Module,
+        # statements
+        ast.FunctionDef,
+        ast.ClassDef,
+        ast.Return,
+        ast.Delete,
+        ast.Assign,
+        ast.AugAssign,
+        ast.AnnAssign,
+        ast.For,
+        ast.While,
+        ast.If,
+        ast.With,
+        ast.withitem,
+        ast.Raise,
+        ast.Assert,
+        ast.Import,
+        ast.ImportFrom,
+        ast.alias,
+        ast.Expr,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        # expressions
+        ast.BoolOp,
+        ast.BinOp,
+        ast.UnaryOp,
+        ast.Lambda,
+        ast.IfExp,
+        ast.Dict,
+        ast.Set,
+        ast.ListComp,
+        ast.SetComp,
+        ast.DictComp,
+        ast.GeneratorExp,
+        ast.comprehension,
+        ast.Compare,
+        ast.Call,
+        ast.keyword,
+        ast.FormattedValue,
+        ast.JoinedStr,
+        ast.Constant,
+        ast.Attribute,
+        ast.Subscript,
+        ast.Starred,
+        ast.Name,
+        ast.List,
+        ast.Tuple,
+        ast.Slice,
+        ast.arguments,
+        ast.arg,
+        # contexts and operators
+        ast.Load,
+        ast.Store,
+        ast.Del,
+        ast.And,
+        ast.Or,
+        ast.operator,
+        ast.unaryop,
+        ast.cmpop,
     }
 )
-CONTAINER_CALLS = frozenset({"dict", "list", "set", "defaultdict", "OrderedDict", "deque"})
+CONSTRUCTS = {
+    "Match": "a match statement",
+    "AsyncFunctionDef": "async def",
+    "AsyncFor": "async for",
+    "AsyncWith": "async with",
+    "Await": "await",
+    "Yield": "yield",
+    "YieldFrom": "yield from",
+    "NamedExpr": "an assignment expression (:=)",
+    "TypeAlias": "a type alias statement",
+}
+
+REFERENCE_NAMES = frozenset({"Model", "get_inputs", "get_init_inputs"})
+MUTATORS = frozenset(
+    {"append", "extend", "update", "setdefault", "add", "insert", "pop", "popitem", "clear", "remove", "discard"}
+)
+MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -63,6 +144,93 @@ class Finding:
     rule: str
     line: int
     message: str
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    """guard.yaml's lists resolved to the real objects (kept alive so their ids stay theirs)."""
+
+    imports: frozenset[str]
+    builtins: frozenset[str]
+    objects: dict[int, str]  # id(object) → the dotted path it was listed as
+    decorators: frozenset[int]
+    keep: tuple[Any, ...]
+    forbidden: frozenset[str]
+    stdlib: frozenset[str]
+
+
+def lookup(obj: Any, attr: str) -> Any:
+    """An attribute without running the object's code (no module __getattr__, no properties)."""
+    try:
+        return inspect.getattr_static(obj, attr)
+    except AttributeError:
+        return MISSING
+
+
+def resolve_path(path: str) -> Any:
+    """The object a trusted dotted path names, importing the modules along it; MISSING when absent."""
+    parts = path.split(".")
+    try:
+        obj: Any = importlib.import_module(parts[0])
+    except ImportError:
+        return MISSING
+    for i, part in enumerate(parts[1:], start=1):
+        found = lookup(obj, part)
+        if found is MISSING and isinstance(obj, types.ModuleType):
+            try:
+                found = importlib.import_module(".".join(parts[: i + 1]))
+            except ImportError:
+                return MISSING
+        if found is MISSING:
+            return MISSING
+        obj = found
+    return obj
+
+
+_ALLOWLISTS: dict[str, Allowlist] = {}
+
+
+def build_allowlist(policy: GuardPolicy) -> Allowlist:
+    key = json.dumps(policy.model_dump(), sort_keys=True)
+    if key in _ALLOWLISTS:
+        return _ALLOWLISTS[key]
+    objects: dict[int, str] = {}
+    keep: list[Any] = []
+    for entries in policy.allowed_objects.values():
+        for entry in entries:
+            if entry.endswith(".*"):
+                module = resolve_path(entry[:-2])
+                if not isinstance(module, types.ModuleType):
+                    continue
+                for name, value in vars(module).items():
+                    if not name.startswith("_") and not isinstance(value, types.ModuleType):
+                        objects.setdefault(id(value), f"{entry[:-2]}.{name}")
+                        keep.append(value)
+                continue
+            value = resolve_path(entry)
+            if value is MISSING:
+                continue  # not in this torch / triton version
+            if isinstance(value, types.ModuleType):
+                raise RulesError(f"guard.yaml: allowed_objects lists the module {entry!r}; list its members")
+            objects.setdefault(id(value), entry)
+            keep.append(value)
+    decorators = set()
+    for entry in policy.allowed_decorators:
+        value = resolve_path(entry)
+        if value is not MISSING:
+            decorators.add(id(value))
+            keep.append(value)
+    built = Allowlist(
+        imports=frozenset(policy.allowed_imports),
+        builtins=frozenset(policy.allowed_builtins),
+        objects=objects,
+        decorators=frozenset(decorators),
+        keep=tuple(keep),
+        forbidden=frozenset(policy.forbidden_attributes),
+        stdlib=frozenset(sys.stdlib_module_names) - set(policy.stdlib_attribute_exceptions),
+    )
+    _ALLOWLISTS[key] = built
+    return built
 
 
 def dotted(node: ast.AST) -> str:
@@ -77,8 +245,699 @@ def dotted(node: ast.AST) -> str:
     return ""
 
 
-def decorator_name(node: ast.expr) -> str:
-    return dotted(node.func if isinstance(node, ast.Call) else node)
+def chain_of(node: ast.Attribute) -> tuple[ast.expr, list[str]]:
+    """(root expression, attribute names from the root outwards)."""
+    attrs: list[str] = []
+    current: ast.expr = node
+    while isinstance(current, ast.Attribute):
+        attrs.append(current.attr)
+        current = current.value
+    return current, attrs[::-1]
+
+
+def is_main_guard(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":`: its body never runs in the worker (the candidate's module is loaded under
+    another name, jobfiles.load_candidate), so the guard skips it."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    return (
+        isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def module_body(tree: ast.Module) -> list[ast.stmt]:
+    """The module's statements that run: a main guard's body does not (its else does)."""
+    body: list[ast.stmt] = []
+    for stmt in tree.body:
+        body.extend(stmt.orelse if is_main_guard(stmt) else [stmt])  # type: ignore[attr-defined]
+    return body
+
+
+# -- scopes ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Imported:
+    obj: Any
+    path: str
+
+
+@dataclass
+class Scope:
+    kind: str  # module, class, function
+    node: ast.AST
+    parent: Scope | None
+    bound: set[str] = field(default_factory=set)
+    imported: dict[str, Imported] = field(default_factory=dict)
+
+
+NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def bindings(body: list[ast.stmt], imports: bool = True) -> set[str]:
+    """Names bound in one scope's own code (nested scopes are not entered; their names are)."""
+    names: set[str] = set()
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            todo.extend(node.decorator_list)
+            if isinstance(node, ast.ClassDef):
+                todo.extend(node.bases)
+            else:
+                todo.extend(node.args.defaults + [d for d in node.args.kw_defaults if d is not None])
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and imports:
+            for alias in node.names:
+                if alias.name != "*":
+                    names.add(alias.asname or alias.name.split(".")[0])
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def parameters(args: ast.arguments) -> set[str]:
+    every = args.posonlyargs + args.args + args.kwonlyargs
+    every += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return {a.arg for a in every}
+
+
+# -- the scan of every node --------------------------------------------------------------------------------
+
+
+class Scan:
+    """One walk over the tree with Python's scoping: syntax, imports, names, chains, decorators, writes."""
+
+    def __init__(self, allow: Allowlist, tree: ast.Module) -> None:
+        self.allow = allow
+        self.tree = tree
+        self.findings: list[Finding] = []
+        self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        self.module_definitions = self.module_classes | {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        # private fields the candidate itself assigns (self._cache = ...): x._field of those names is fine
+        self.own_private = {
+            n.attr
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Store)
+            and n.attr.startswith("_")
+            and not n.attr.startswith("__")
+        }
+
+    def add(self, rule: str, node: ast.AST, message: str) -> None:
+        self.findings.append(Finding(rule, getattr(node, "lineno", 0), message))
+
+    # scopes
+
+    def run(self) -> list[Finding]:
+        scope = Scope("module", self.tree, None, bindings(module_body(self.tree)))
+        self.bind_imports(module_body(self.tree), scope)
+        for name in scope.bound & REFERENCE_NAMES:
+            self.add("reference_access", self.tree, f"the candidate may not define the reference's {name!r}")
+        for stmt in self.tree.body:
+            if is_main_guard(stmt):
+                for node in stmt.orelse:
+                    self.visit(node, scope)
+                continue
+            self.visit(stmt, scope)
+        return self.findings
+
+    def find(self, name: str, scope: Scope) -> Scope | None:
+        """The scope that binds name as seen from scope (class scopes are seen only from their own body)."""
+        current: Scope | None = scope
+        first = True
+        while current is not None:
+            if current.kind == "class" and not first:
+                current = current.parent
+                continue
+            if name in current.bound:
+                return current
+            first = False
+            current = current.parent
+        return None
+
+    def child(self, kind: str, node: ast.AST, parent: Scope, names: set[str]) -> Scope:
+        return Scope(kind, node, parent, names)
+
+    # the walk
+
+    def visit(self, node: ast.AST, scope: Scope) -> None:
+        kind = type(node)
+        if kind not in SYNTAX and not any(issubclass(kind, allowed) for allowed in SYNTAX):
+            self.refuse_syntax(node)
+            return
+        handler = getattr(self, f"visit_{kind.__name__}", None)
+        if handler is not None:
+            handler(node, scope)
+        else:
+            self.children(node, scope)
+
+    def children(self, node: ast.AST, scope: Scope) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.visit(child, scope)
+
+    def refuse_syntax(self, node: ast.AST) -> None:
+        name = type(node).__name__
+        if isinstance(node, (ast.Try, ast.TryStar)):
+            self.add("try_except", node, "try/except is not allowed: no fallback around kernels")
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            self.add("global_state", node, f"{name.lower()} statement: kernels keep no state")
+        elif isinstance(node, ast.ExceptHandler):
+            return  # reported with its try
+        else:
+            what = CONSTRUCTS.get(name) or ("a match pattern" if name.startswith("Match") else f"ast.{name}")
+            self.add("syntax_allowlist", node, f"{what} is not allowed in a candidate (not on the syntax allowlist)")
+
+    def shadows_builtin(self, node: ast.FunctionDef | ast.ClassDef, scope: Scope) -> None:
+        if scope.kind in ("module", "class") and self.is_banned_builtin(node.name):
+            self.add("forbidden_name", node, f"{node.name!r} is a builtin: rename the {scope.kind}-level definition")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef, scope: Scope) -> None:
+        self.shadows_builtin(node, scope)
+        if node.name.startswith("__") and node.name.endswith("__") and node.name != "__init__":
+            self.add("private_attribute", node, f"defining {node.name!r} is not allowed (only __init__)")
+        for decorator in node.decorator_list:
+            self.check_decorator(decorator, scope)
+            self.visit(decorator, scope)
+        self.visit_arguments_outside(node.args, scope)
+        if node.returns is not None:
+            self.annotation(node.returns, scope)
+        inner = self.child("function", node, scope, parameters(node.args) | bindings(node.body))
+        self.bind_imports(node.body, inner)
+        for stmt in node.body:
+            self.visit(stmt, inner)
+
+    def visit_Lambda(self, node: ast.Lambda, scope: Scope) -> None:
+        self.visit_arguments_outside(node.args, scope)
+        inner = self.child("function", node, scope, parameters(node.args))
+        self.visit(node.body, inner)
+
+    def visit_arguments_outside(self, args: ast.arguments, scope: Scope) -> None:
+        """Defaults and annotations are evaluated in the enclosing scope."""
+        for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
+            self.visit(default, scope)
+        every = args.posonlyargs + args.args + args.kwonlyargs
+        every += [a for a in (args.vararg, args.kwarg) if a is not None]
+        for arg in every:
+            if arg.annotation is not None:
+                self.annotation(arg.annotation, scope)
+
+    def annotation(self, node: ast.expr, scope: Scope) -> None:
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                self.add(
+                    "syntax_allowlist",
+                    inner,
+                    "string annotations are not allowed (some libraries evaluate them as code): write the type",
+                )
+                return
+        self.visit(node, scope)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign, scope: Scope) -> None:
+        self.annotation(node.annotation, scope)
+        self.visit(node.target, scope)
+        if node.value is not None:
+            self.visit(node.value, scope)
+
+    def visit_ClassDef(self, node: ast.ClassDef, scope: Scope) -> None:
+        self.shadows_builtin(node, scope)
+        for decorator in node.decorator_list:
+            self.add("decorator_allowlist", decorator, "class decorators are not allowed")
+        for keyword in node.keywords:
+            self.add(
+                "syntax_allowlist",
+                keyword.value,
+                f"class keyword {keyword.arg or '**'}= is not allowed (metaclasses and class hooks run code)",
+            )
+        for base in node.bases:
+            self.visit(base, scope)
+            if node.name != "ModelNew":
+                self.check_base(base, scope)
+        inner = self.child("class", node, scope, bindings(node.body))
+        self.bind_imports(node.body, inner)
+        for stmt in node.body:
+            self.visit(stmt, inner)
+
+    def comprehension_scope(self, node: ast.AST, parts: list[ast.expr], scope: Scope) -> None:
+        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
+        if any(g.is_async for g in generators):
+            self.add("syntax_allowlist", node, "async comprehensions are not allowed")
+        self.visit(generators[0].iter, scope)
+        names: set[str] = set()
+        for g in generators:
+            names |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        inner = self.child("function", node, scope, names)
+        for i, g in enumerate(generators):
+            self.visit(g.target, inner)
+            if i:
+                self.visit(g.iter, inner)
+            for cond in g.ifs:
+                self.visit(cond, inner)
+        for part in parts:
+            self.visit(part, inner)
+
+    def visit_ListComp(self, node: ast.ListComp, scope: Scope) -> None:
+        self.comprehension_scope(node, [node.elt], scope)
+
+    visit_SetComp = visit_ListComp
+    visit_GeneratorExp = visit_ListComp  # type: ignore[assignment]
+
+    def visit_DictComp(self, node: ast.DictComp, scope: Scope) -> None:
+        self.comprehension_scope(node, [node.key, node.value], scope)
+
+    def visit_If(self, node: ast.If, scope: Scope) -> None:
+        if is_main_guard(node):
+            self.add("syntax_allowlist", node, 'if __name__ == "__main__": is allowed at module level only')
+        self.children(node, scope)
+
+    # imports
+
+    def bind_imports(self, body: list[ast.stmt], scope: Scope) -> None:
+        """Imports directly in this scope's body bind resolved modules/objects (checked when visited)."""
+        for node in body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name not in self.allow.imports:
+                        continue
+                    if alias.asname:
+                        target = alias.name
+                        scope.imported[alias.asname] = Imported(resolve_path(target), target)
+                    else:
+                        top = alias.name.split(".")[0]
+                        scope.imported[top] = Imported(resolve_path(top), top)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module in self.allow.imports:
+                for alias in node.names:
+                    if alias.name == "*" or alias.name.startswith("_"):
+                        continue
+                    path = f"{node.module}.{alias.name}"
+                    obj = resolve_path(path) if path in self.allow.imports else lookup(resolve_path(node.module), alias.name)
+                    scope.imported[alias.asname or alias.name] = Imported(obj, path)
+
+    def visit_Import(self, node: ast.Import, scope: Scope) -> None:
+        for alias in node.names:
+            if alias.name not in self.allow.imports:
+                self.add("import_allowlist", node, f"import of {alias.name!r} is not allowed")
+            elif resolve_path(alias.name) is MISSING:
+                self.add("import_allowlist", node, f"{alias.name!r} cannot be imported here")
+            else:
+                self.check_rebinding(alias.asname or alias.name.split(".")[0], node, scope)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom, scope: Scope) -> None:
+        module = node.module or ""
+        if node.level or module not in self.allow.imports:
+            self.add("import_allowlist", node, f"import from {'.' * node.level}{module!r} is not allowed")
+            return
+        for alias in node.names:
+            name = alias.name
+            if name == "*":
+                self.add("star_import", node, "star imports hide what is used")
+                continue
+            if name.startswith("_"):
+                self.add("private_attribute", node, f"import of private name {name!r}")
+                continue
+            path = f"{module}.{name}"
+            if path in self.allow.imports and resolve_path(path) is MISSING:
+                self.add("import_allowlist", node, f"{path!r} cannot be imported here")
+                continue
+            if path not in self.allow.imports:
+                obj = lookup(resolve_path(module), name)
+                if obj is MISSING or id(obj) not in self.allow.objects:
+                    rule = "forbidden_attribute" if self.denied(name) else "object_allowlist"
+                    self.add(rule, node, f"from {module} import {name}: {path} is not on the allowlist")
+                    continue
+            self.check_rebinding(alias.asname or name, node, scope)
+
+    def check_rebinding(self, name: str, node: ast.AST, scope: Scope) -> None:
+        if scope.kind in ("module", "class") and self.is_banned_builtin(name):
+            self.add("forbidden_name", node, f"{name!r} is a builtin: import it under another name")
+        body = module_body(self.tree) if scope.kind == "module" else scope.node.body  # type: ignore[attr-defined]
+        if name in bindings(body, imports=False):
+            self.add("object_allowlist", node, f"the imported name {name!r} is also assigned: keep imports unchanged")
+
+    # names and chains
+
+    def denied(self, attr: str) -> bool:
+        return attr in self.allow.forbidden or attr in self.allow.stdlib or "hook" in attr.lower()
+
+    def visit_Name(self, node: ast.Name, scope: Scope) -> None:
+        name = node.id
+        owner = self.find(name, scope)
+        if name.startswith("__") and name.endswith("__"):
+            self.add("private_attribute", node, f"use of {name!r} is not allowed")
+            return
+        if owner is None:
+            if isinstance(node.ctx, ast.Load):
+                self.check_builtin(node)
+            return
+        if owner.kind in ("module", "class") and name in REFERENCE_NAMES:
+            self.add("reference_access", node, f"the candidate may not use the reference's {name!r}")
+        if owner.kind in ("module", "class") and isinstance(node.ctx, ast.Store) and self.is_banned_builtin(name):
+            self.add("forbidden_name", node, f"{name!r} is a builtin: rename the {owner.kind}-level name")
+        imported = owner.imported.get(name)
+        if imported is not None and isinstance(node.ctx, ast.Load):
+            self.check_object(node, imported, [], scope)
+
+    def is_banned_builtin(self, name: str) -> bool:
+        import builtins
+
+        return not name.startswith("__") and hasattr(builtins, name) and name not in self.allow.builtins
+
+    def check_builtin(self, node: ast.Name) -> None:
+        name = node.id
+        if name in REFERENCE_NAMES:
+            self.add("reference_access", node, f"the candidate may not use the reference's {name!r}")
+        elif name not in self.allow.builtins:
+            self.add("forbidden_name", node, f"use of the builtin {name!r} is not allowed")
+
+    def visit_Attribute(self, node: ast.Attribute, scope: Scope) -> None:
+        root, attrs = chain_of(node)
+        if isinstance(root, ast.Name):
+            owner = self.find(root.id, scope)
+            imported = owner.imported.get(root.id) if owner is not None else None
+            if imported is not None:
+                if isinstance(node.ctx, (ast.Store, ast.Del)):
+                    path = ".".join([root.id, *attrs])
+                    rule = "forbidden_attribute" if any(self.denied(a) for a in attrs) else "object_allowlist"
+                    self.add(rule, node, f"assigning to {path!r} changes a module: not allowed")
+                    return
+                self.check_object(node, imported, attrs, scope, root.id)
+                return
+            if root.id.startswith("__"):
+                self.visit(root, scope)
+                return
+            self.visit(root, scope)
+            self.check_value_chain(node, root, attrs, scope)
+            return
+        self.visit(root, scope)
+        self.check_value_chain(node, root, attrs, scope)
+
+    def check_object(self, node: ast.expr, imported: Imported, attrs: list[str], scope: Scope, alias: str = "") -> None:
+        """A chain rooted at an imported module or object: resolve it and look the final object up."""
+        written = ".".join([alias or imported.path.split(".")[-1], *attrs]) if attrs else (alias or imported.path)
+        obj = imported.obj
+        path = imported.path
+        for i, attr in enumerate(attrs):
+            if attr == "__init__" and i == len(attrs) - 1 and isinstance(obj, type) and id(obj) in self.allow.objects:
+                return  # nn.Module.__init__(self): the base class's initializer
+            listed = obj is not MISSING and id(lookup(obj, attr)) in self.allow.objects
+            if attr.startswith("_") and not (listed and not attr.startswith("__")):
+                hint = ""
+                if path.startswith("torch.nn.init"):
+                    hint = (
+                        " (of nn.init's private helpers only _calculate_fan_in_and_fan_out is listed; use the "
+                        "public nn.init functions)"
+                    )
+                self.add(
+                    "private_attribute",
+                    node,
+                    f"{written!r} reaches the private member {path}.{attr}: private library members are refused"
+                    + hint,
+                )
+                return
+            obj = lookup(obj, attr) if obj is not MISSING else MISSING
+            path = f"{path}.{attr}"
+        if obj is not MISSING and id(obj) in self.allow.objects:
+            return
+        rule = "forbidden_attribute" if any(self.denied(a) for a in attrs) else "object_allowlist"
+        if isinstance(obj, types.ModuleType):
+            what = f"{written!r} is the module {obj.__name__}: use its listed members (module objects are refused)"
+        elif obj is MISSING:
+            what = f"{written!r} ({path}) cannot be resolved to a listed object"
+        else:
+            what = f"{written!r} ({path}) is not on the static guard's allowlist"
+        self.add(rule, node, what)
+
+    def check_value_chain(self, node: ast.Attribute, root: ast.expr, attrs: list[str], scope: Scope) -> None:
+        """Attributes of values the guard cannot resolve (tensors, self, kernels): the denylist."""
+        written = dotted(node) or f"….{'.'.join(attrs)}"
+        for i, attr in enumerate(attrs):
+            if attr.startswith("__"):
+                if attr == "__init__" and i == len(attrs) - 1 and self.initializer_owner(root, attrs[:i], scope):
+                    continue
+                self.add("private_attribute", node, f"access to private attribute {attr!r} in {written!r}")
+                return
+            if attr.startswith("_") and attr not in self.own_private:
+                self.add(
+                    "private_attribute",
+                    node,
+                    f"access to private attribute {attr!r} in {written!r} (only private fields the candidate "
+                    "assigns itself)",
+                )
+                return
+            if attr in self.allow.forbidden or "hook" in attr.lower():
+                self.add("forbidden_attribute", node, f"use of {written!r} is not allowed")
+                return
+            if attr in self.allow.stdlib:
+                self.add("forbidden_attribute", node, f"{written!r} reaches the standard-library module {attr!r}")
+                return
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and isinstance(root, ast.Name):
+            self.check_write(node, root, scope)
+
+    def initializer_owner(self, root: ast.expr, attrs: list[str], scope: Scope) -> bool:
+        """super().__init__ or CandidateClass.__init__."""
+        if attrs:
+            return False
+        if isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "super":
+            return self.find("super", scope) is None
+        return isinstance(root, ast.Name) and root.id in self.module_classes
+
+    # writes from functions into module-level objects
+
+    def check_write(self, node: ast.expr, root: ast.Name, scope: Scope) -> None:
+        if scope.kind != "function":
+            return
+        owner = self.find(root.id, scope)
+        # Classes and functions written at run time are left to the runtime state check (it compares them).
+        if owner is not None and owner.kind == "module" and root.id not in self.module_definitions:
+            self.add(
+                "global_state",
+                node,
+                f"module-level {root.id!r} is modified at run time (a result cache?): kernels keep no state",
+            )
+
+    def visit_Subscript(self, node: ast.Subscript, scope: Scope) -> None:
+        self.children(node, scope)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            base: ast.expr = node.value
+            while isinstance(base, (ast.Attribute, ast.Subscript)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                self.check_write(node, base, scope)
+
+    def visit_Call(self, node: ast.Call, scope: Scope) -> None:
+        self.children(node, scope)
+        for keyword in node.keywords:
+            if keyword.arg and "hook" in keyword.arg.lower():
+                self.add("forbidden_attribute", keyword.value, f"{keyword.arg}= installs a hook: not allowed")
+        func = node.func
+        if isinstance(func, ast.Attribute) and (func.attr in MUTATORS or is_inplace(func.attr)):
+            base: ast.expr = func.value
+            while isinstance(base, (ast.Attribute, ast.Subscript)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                owner = self.find(base.id, scope)
+                if owner is None or not owner.imported.get(base.id):
+                    self.check_write(node, base, scope)
+
+    # decorators and bases
+
+    def resolve(self, node: ast.expr, scope: Scope) -> Any:
+        """The object a Name/Attribute chain names, when it is rooted at an import or a builtin."""
+        root, attrs = chain_of(node) if isinstance(node, ast.Attribute) else (node, [])
+        if not isinstance(root, ast.Name):
+            return MISSING
+        owner = self.find(root.id, scope)
+        if owner is None:
+            import builtins
+
+            obj = getattr(builtins, root.id, MISSING) if root.id in self.allow.builtins else MISSING
+        else:
+            imported = owner.imported.get(root.id)
+            obj = imported.obj if imported is not None else MISSING
+        for attr in attrs:
+            if obj is MISSING or attr.startswith("_"):
+                return MISSING
+            obj = lookup(obj, attr)
+        return obj
+
+    def check_decorator(self, node: ast.expr, scope: Scope) -> None:
+        target = node.func if isinstance(node, ast.Call) else node
+        obj = self.resolve(target, scope)
+        if obj is MISSING or id(obj) not in self.allow.decorators:
+            text = dotted(target) or ast.unparse(target)
+            self.add(
+                "decorator_allowlist",
+                node,
+                f"decorator {text!r} is not allowed (triton.jit/autotune/heuristics, staticmethod, classmethod, "
+                "property, torch.no_grad)",
+            )
+
+    def check_base(self, node: ast.expr, scope: Scope) -> None:
+        if isinstance(node, ast.Name) and node.id in self.module_classes and self.find(node.id, scope) is not None:
+            return
+        obj = self.resolve(node, scope)
+        # nn.Module and autograd.Function subclasses; torch.Tensor subclasses too (the runtime guard refuses them
+        # as arguments and outputs, with a precise message).
+        bases = tuple(resolve_path(p) for p in ("torch.nn.Module", "torch.autograd.Function", "torch.Tensor"))
+        if obj is object or (isinstance(obj, type) and id(obj) in self.allow.objects and issubclass(obj, bases)):
+            return
+        self.add("object_allowlist", node, f"base class {ast.unparse(node)!r} is not allowed")
+
+
+def is_inplace(attr: str) -> bool:
+    """A torch in-place method (add_, copy_, fill_): one trailing underscore."""
+    return attr.endswith("_") and not attr.endswith("__") and not attr.startswith("_")
+
+
+# -- the candidate's structure -------------------------------------------------------------------------------
+
+
+def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def self_attributes(fn: ast.AST) -> set[str]:
+    return {
+        n.attr
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+    }
+
+
+class Structure:
+    """What ModelNew.forward reaches: module functions and classes it names (directly, through local aliases,
+    dicts or conditionals), methods of self, submodules built in __init__ (held directly or in nn.Sequential /
+    nn.ModuleList), autograd.Function subclasses called through .apply. A kernel is launched when a reached
+    function has a launch K[grid](...) whose K names it (directly or through a local or self alias)."""
+
+    def __init__(self, tree: ast.Module, kernels: set[str]) -> None:
+        self.functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        self.kernels = kernels
+        self.module_aliases = assignments(module_body(tree))
+
+    def reachable(self, start: ast.FunctionDef, owner: ast.ClassDef) -> list[tuple[ast.FunctionDef, ast.ClassDef | None]]:
+        order: list[tuple[ast.FunctionDef, ast.ClassDef | None]] = []
+        todo: list[tuple[ast.FunctionDef, ast.ClassDef | None]] = [(start, owner)]
+        seen: set[int] = set()
+        while todo:
+            fn, cls = todo.pop()
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            order.append((fn, cls))
+            referenced = names_in(fn)
+            if cls is not None:
+                for attr in self_attributes(fn):
+                    target = method(cls, attr)
+                    if target is not None:
+                        todo.append((target, cls))
+                    referenced |= self.assigned_to_self(cls, attr)
+            for name in referenced:
+                if name in self.functions:
+                    todo.append((self.functions[name], None))
+                elif name in self.classes:
+                    sub = self.classes[name]
+                    todo.extend((m, sub) for m in sub.body if isinstance(m, ast.FunctionDef) and m.name != "__init__")
+        return order
+
+    def assigned_to_self(self, cls: ast.ClassDef, attr: str) -> set[str]:
+        """Names in the values assigned to self.attr anywhere in cls (submodules, kernel aliases)."""
+        found: set[str] = set()
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and t.attr == attr and dotted(t.value) == "self" for t in node.targets
+            ):
+                found |= names_in(node.value)
+        return found
+
+    def launched(self, fn: ast.FunctionDef, cls: ast.ClassDef | None, everywhere: set[str]) -> set[str]:
+        """Kernels launched in fn. A launch through a parameter (a helper launcher given the kernel) counts
+        every kernel the reached code names."""
+        aliases = {**self.module_aliases}
+        for name, values in assignments([fn]).items():
+            aliases[name] = aliases.get(name, set()) | values
+        params = parameters(fn.args)
+        found: set[str] = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+                base = node.func.value
+                names = names_in(base)
+                if cls is not None:
+                    for attr in self_attributes(base):
+                        names |= self.assigned_to_self(cls, attr)
+                closure = set(names)
+                todo = list(names)
+                while todo:
+                    for more in aliases.get(todo.pop(), set()) - closure:
+                        closure.add(more)
+                        todo.append(more)
+                found |= closure & self.kernels
+                if closure & params:
+                    found |= everywhere & self.kernels
+        return found
+
+
+def unpacked(targets: list[ast.expr]) -> Iterator[ast.expr]:
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            yield from unpacked(list(target.elts))
+        elif isinstance(target, ast.Starred):
+            yield from unpacked([target.value])
+        else:
+            yield target
+
+
+def assignments(body: list[ast.stmt] | list[ast.FunctionDef]) -> dict[str, set[str]]:
+    """name → the names in the values assigned to it (kernel = a if cond else b; KERNELS = {...})."""
+    aliases: dict[str, set[str]] = {}
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                        aliases.setdefault(name, set()).update(names_in(node.value))
+    return aliases
+
+
+def self_mutations(fn: ast.FunctionDef) -> Iterator[Finding]:
+    for node in ast.walk(fn):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in unpacked(targets):
+            base = target
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if isinstance(base, ast.Attribute) and dotted(base).startswith("self."):
+                yield Finding("state_in_forward", node.lineno, f"forward stores state on {dotted(base)!r}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = dotted(node.func.value)
+            attr = node.func.attr
+            if owner.startswith("self.") and (attr in MUTATORS or is_inplace(attr)):
+                yield Finding("state_in_forward", node.lineno, f"forward mutates {owner!r}")
+            if owner == "self" and attr in {"register_buffer", "register_parameter", "register_module"}:
+                yield Finding("state_in_forward", node.lineno, "forward registers new state")
 
 
 class StaticGuard:
@@ -90,6 +949,7 @@ class StaticGuard:
         if missing:
             raise RulesError(f"guard.yaml: rule(s) without a severity: {', '.join(missing)}")
         self.policy = policy
+        self.allow = build_allowlist(policy)
 
     def check(self, source: str) -> tuple[list[Diagnosis], list[Diagnosis]]:
         """Return (errors, warnings). A syntax error is a compile error, not a guard finding."""
@@ -128,220 +988,51 @@ class StaticGuard:
         return errors, warnings
 
     def findings(self, tree: ast.Module) -> Iterator[Finding]:
-        yield from self.node_rules(tree)
-        yield from self.structure_rules(tree)
-        yield from self.global_state_rules(tree)
+        scan = Scan(self.allow, tree)
+        yield from scan.run()
+        yield from self.structure_rules(tree, scan)
 
-    # -- rules that look at single nodes ---------------------------------------------------------
-
-    def node_rules(self, tree: ast.Module) -> Iterator[Finding]:
-        allowed = set(self.policy.allowed_imports)
-        forbidden_names = set(self.policy.forbidden_names)
-        forbidden_attrs = set(self.policy.forbidden_attributes)
-        stdlib_modules = set(sys.stdlib_module_names) - set(self.policy.stdlib_attribute_exceptions)
-        for node in ast.walk(tree):
-            line = getattr(node, "lineno", 0)
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name not in allowed:
-                        yield Finding("import_allowlist", line, f"import of {alias.name!r} is not allowed")
-            elif isinstance(node, ast.ImportFrom):
-                module = node.module or ""
-                if node.level or module not in allowed:
-                    yield Finding("import_allowlist", line, f"import from {'.' * node.level}{module!r} is not allowed")
-                for alias in node.names:
-                    if alias.name == "*":
-                        yield Finding("star_import", line, "star imports hide what is used")
-                    elif alias.name.startswith("_"):
-                        yield Finding("private_attribute", line, f"import of private name {alias.name!r}")
-                    elif alias.name in forbidden_attrs or alias.name in forbidden_names:
-                        yield Finding("forbidden_attribute", line, f"import of {alias.name!r} is not allowed")
-            elif isinstance(node, ast.Name):
-                if node.id in REFERENCE_NAMES:
-                    yield Finding("reference_access", line, f"the candidate may not use the reference's {node.id!r}")
-                elif node.id in forbidden_names:
-                    yield Finding("forbidden_name", line, f"use of {node.id!r} is not allowed")
-                elif node.id.startswith("__") and node.id.endswith("__"):
-                    yield Finding("private_attribute", line, f"use of {node.id!r} is not allowed")
-            elif isinstance(node, ast.Attribute):
-                attr = node.attr
-                on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
-                if attr == "__init__" and is_super_call(node.value):
-                    continue
-                if attr.startswith("__") or (attr.startswith("_") and not on_self):
-                    yield Finding("private_attribute", line, f"access to private attribute {attr!r}")
-                elif attr in forbidden_attrs:
-                    yield Finding("forbidden_attribute", line, f"use of {dotted(node) or attr!r} is not allowed")
-                elif attr in stdlib_modules and not on_self:
-                    yield Finding(
-                        "forbidden_attribute",
-                        line,
-                        f"{dotted(node) or attr!r} reaches the standard-library module {attr!r}",
-                    )
-            elif isinstance(node, (ast.Try, ast.TryStar)):
-                yield Finding("try_except", line, "try/except is not allowed: no fallback around kernels")
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                yield Finding("global_state", line, f"{type(node).__name__.lower()} statement: kernels keep no state")
-            elif isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name in REFERENCE_NAMES:
-                yield Finding("reference_access", line, f"the candidate may not define the reference's {node.name!r}")
-
-    # -- rules about the candidate's structure ---------------------------------------------------
-
-    def structure_rules(self, tree: ast.Module) -> Iterator[Finding]:
-        classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-        functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    def structure_rules(self, tree: ast.Module, scan: Scan) -> Iterator[Finding]:
+        scope = Scope("module", tree, None, bindings(module_body(tree)))
+        scan.bind_imports(module_body(tree), scope)
+        jit = resolve_path("triton.jit")
         kernels = {
-            name
-            for name, fn in functions.items()
-            if any(decorator_name(d) in JIT_DECORATORS for d in fn.decorator_list)
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef)
+            and any(
+                scan.resolve(d.func if isinstance(d, ast.Call) else d, scope) is jit for d in node.decorator_list
+            )
         }
         if not kernels:
             yield Finding("has_triton_kernel", 1, "no @triton.jit kernel is defined at module level")
+        classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
         model = classes.get("ModelNew")
         if model is None:
             yield Finding("defines_model_new", 1, "no class ModelNew is defined at module level")
             return
+        module_base = resolve_path("torch.nn.Module")
         for base in model.bases:
-            if dotted(base) not in MODULE_BASES:
+            own = isinstance(base, ast.Name) and base.id in classes and base.id not in REFERENCE_NAMES
+            if not own and scan.resolve(base, scope) is not module_base:
                 yield Finding(
                     "subclass_reference",
                     model.lineno,
-                    f"ModelNew must derive from nn.Module, not {dotted(base) or ast.unparse(base)!r}",
+                    f"ModelNew must derive from nn.Module, not {ast.unparse(base)!r}",
                 )
         forward = method(model, "forward")
         if forward is None:
             yield Finding("forward_launches_kernel", model.lineno, "ModelNew has no forward method")
             return
-        reached = reachable(forward, model, classes, functions)
-        launched = {name for fn in reached for name in launches(fn)} & kernels
-        if not launched:
+        structure = Structure(tree, kernels)
+        reached = structure.reachable(forward, model)
+        everywhere = set().union(*(names_in(fn) for fn, _ in reached))
+        if not set().union(*(structure.launched(fn, cls, everywhere) for fn, cls in reached)):
             yield Finding(
                 "forward_launches_kernel",
                 forward.lineno,
                 "ModelNew.forward does not reach any kernel[grid](...) launch of a @triton.jit kernel",
             )
-        for fn in reached:
-            if fn is method(model, "__init__"):
-                continue
-            yield from self_mutations(fn)
-
-    def global_state_rules(self, tree: ast.Module) -> Iterator[Finding]:
-        containers: set[str] = set()
-        for node in tree.body:
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                value = node.value
-                mutable = isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp))
-                if isinstance(value, ast.Call) and dotted(value.func).split(".")[-1] in CONTAINER_CALLS:
-                    mutable = True
-                if mutable:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    containers |= {t.id for t in targets if isinstance(t, ast.Name)}
-        if not containers:
-            return
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.Lambda)):
-                continue
-            for node in ast.walk(fn):
-                target = None
-                if isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
-                    for t in getattr(node, "targets", None) or [node.target]:
-                        if isinstance(t, ast.Subscript):
-                            target = dotted(t.value)
-                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                    if node.func.attr in MUTATORS:
-                        target = dotted(node.func.value)
-                if target in containers:
-                    yield Finding(
-                        "global_state",
-                        node.lineno,
-                        f"module-level container {target!r} is modified at run time (a result cache?)",
-                    )
-
-
-def is_super_call(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
-
-
-def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
-    for node in cls.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-    return None
-
-
-def launches(fn: ast.FunctionDef) -> set[str]:
-    """Names K launched as K[grid](...) inside fn."""
-    found = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-            name = dotted(node.func.value)
-            if name:
-                found.add(name)
-    return found
-
-
-def reachable(
-    start: ast.FunctionDef,
-    cls: ast.ClassDef,
-    classes: dict[str, ast.ClassDef],
-    functions: dict[str, ast.FunctionDef],
-) -> list[ast.FunctionDef]:
-    """Functions reachable from start: module functions by name, self.methods, submodules' forward."""
-    submodule_classes: dict[str, ast.ClassDef] = {}
-    init = method(cls, "__init__")
-    if init is not None:
-        for node in ast.walk(init):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                callee = dotted(node.value.func)
-                for target in node.targets:
-                    if dotted(target).startswith("self.") and callee in classes:
-                        submodule_classes[dotted(target)[5:]] = classes[callee]
-    order: list[ast.FunctionDef] = []
-    todo = [(start, cls)]
-    seen: set[int] = set()
-    while todo:
-        fn, owner = todo.pop()
-        if id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        order.append(fn)
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
-                continue
-            name = dotted(node.func)
-            if name in functions:
-                todo.append((functions[name], owner))
-            elif name.startswith("self.") and name.count(".") == 1:
-                attr = name[5:]
-                target = method(owner, attr)
-                if target is not None:
-                    todo.append((target, owner))
-                elif owner is cls and attr in submodule_classes:
-                    sub = submodule_classes[attr]
-                    fwd = method(sub, "forward")
-                    if fwd is not None:
-                        todo.append((fwd, sub))
-            elif name in classes:
-                fwd = method(classes[name], "forward")
-                if fwd is not None:
-                    todo.append((fwd, classes[name]))
-    return order
-
-
-def self_mutations(fn: ast.FunctionDef) -> Iterator[Finding]:
-    for node in ast.walk(fn):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        for target in targets:
-            base = target.value if isinstance(target, ast.Subscript) else target
-            if dotted(base).startswith("self."):
-                yield Finding("state_in_forward", node.lineno, f"forward stores state on {dotted(base)!r}")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            owner = dotted(node.func.value)
-            if owner.startswith("self.") and node.func.attr in MUTATORS:
-                yield Finding("state_in_forward", node.lineno, f"forward mutates {owner!r}")
-            if owner == "self" and node.func.attr in {"register_buffer", "register_parameter"}:
-                yield Finding("state_in_forward", node.lineno, "forward registers new state")
+        for fn, _ in reached:
+            if fn.name != "__init__":
+                yield from self_mutations(fn)

@@ -25,9 +25,13 @@ Severity = Literal["error", "warning", "off"]
 
 
 class GuardPolicy(Frozen):
+    """rules/guard.yaml: the static guard's allowlists (syntax lives in the guard's code)."""
+
     rules: dict[str, Severity]
     allowed_imports: tuple[str, ...]
-    forbidden_names: tuple[str, ...]
+    allowed_builtins: tuple[str, ...]
+    allowed_objects: dict[str, tuple[str, ...]]  # group → dotted paths (`module.*`: its public non-module members)
+    allowed_decorators: tuple[str, ...]
     forbidden_attributes: tuple[str, ...]
     stdlib_attribute_exceptions: tuple[str, ...] = ()
 
