@@ -127,7 +127,7 @@ def test_bench_times_given_kernels_side_by_side_or_says_it_needs_a_gpu(tmp_path)
     good = f"{OPERATOR}={FIXTURES / 'kernel_correct.py'}"
     bad = f"{OPERATOR}={FIXTURES / 'kernel_cheat.py'}"
     out = tmp_path / "bench.json"
-    done = foundry("bench", good, bad, "--out", str(out))
+    done = foundry("bench", good, bad, "--out", str(out), "--allow-cpu")
     assert done.returncode == 1  # one of the two kernels is rejected
     report = json.loads(out.read_text())
     rows = report["rows"]
@@ -148,7 +148,9 @@ def test_a_bench_cut_short_keeps_the_operators_it_finished(tmp_path):
     broken_operator = tmp_path / "broken_op.py"
     broken_operator.write_text("this is not python\n")
     out = tmp_path / "bench.json"
-    done = foundry("bench", good, f"{broken_operator}={FIXTURES / 'kernel_correct.py'}", "--out", str(out))
+    done = foundry(
+        "bench", good, f"{broken_operator}={FIXTURES / 'kernel_correct.py'}", "--out", str(out), "--allow-cpu"
+    )
     assert done.returncode == 2 and "broken_op.py" in done.stderr
     report = json.loads(out.read_text())
     assert [r["verified"] for r in report["rows"]] == [True]

@@ -3,9 +3,10 @@
 Eager PyTorch, torch.compile and Foundry side by side, timed in one run on a GPU. For OPERATOR alone
 the search runs first (as `foundry optimize`); for OPERATOR=KERNEL.py the given kernel is verified
 and timed as it is. Prints a table per operator and the aggregate: geometric-mean speedups and the
-share of operators where Foundry is faster than eager and than torch.compile. Without a GPU the
-kernels are still verified, and the table says that timing needs a GPU.
-Exit 0 when every operator has a verified kernel, 1 otherwise, 2 on bad input."""
+share of operators where Foundry is faster than eager and than torch.compile. Timing needs a CUDA GPU:
+without one, bench stops at once (exit 2) unless --allow-cpu asks for the kernels to be verified under the
+Triton interpreter with no times in the table (`foundry check` and `foundry optimize` verify without timing).
+Exit 0 when every operator has a verified kernel, 1 otherwise, 2 on bad input or no GPU."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ from foundry.core.records import Candidate, Verdict
 from foundry.evolve.progress import LogProgress
 
 NOT_MEASURED = "timing needs a GPU: verified under the Triton interpreter, speed not measured"
+NO_GPU = (
+    "bench times kernels and timing needs a CUDA GPU; none is visible. To verify without timing, run "
+    "`foundry check OPERATOR KERNEL` or `foundry optimize OPERATOR`, or pass --allow-cpu to bench anyway "
+    "(verified under the Triton interpreter, no times)"
+)
 
 
 class BenchRow(BaseModel):
@@ -94,6 +100,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="path/to/op.py[::Class], optionally =path/to/kernel.py to time a given kernel",
     )
     add_search_arguments(parser)
+    parser.add_argument(
+        "--allow-cpu",
+        action="store_true",
+        help="without a GPU, verify the kernels under the Triton interpreter and print the table with no "
+        "times (by default bench stops: there is nothing to time)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the bench report as JSON to FILE.json")
     parser.add_argument("--json", action="store_true", help="print the bench report as JSON on stdout")
     parser.set_defaults(handler=run)
@@ -335,7 +347,9 @@ def run(args: argparse.Namespace) -> int:
 
     options = SearchOptions.from_args(args)
     targets = [split_target(t) for t in args.operators]
-    gpu = torch.cuda.is_available()
+    gpu = gpu_present()
+    if not gpu and not args.allow_cpu:
+        raise FatalError(NO_GPU)  # before any search: a search without a GPU would end in a table with no times
     notes = [] if gpu else [NOT_MEASURED]
     if not gpu:
         print(f"foundry bench: {NOT_MEASURED}", file=sys.stderr)
