@@ -34,7 +34,7 @@ from foundry.core.errors import FatalError
 from foundry.core.records import RunReport
 from foundry.github.api import DEFAULT_API_URL, GitHubApi, GitHubApiError, RetryPolicy
 from foundry.github.config import CONFIG_PATH, FoundryConfig, parse_config
-from foundry.github.detect import DetectedOperator, detect, operator_slug
+from foundry.github.detect import DetectedOperator, detect, fingerprint_at, operator_ref, operator_slug
 from foundry.github.events import Event, load_event, valid_operator
 from foundry.github.gate import GateResult, Target, gate
 from foundry.github.gitrepo import GitRepo
@@ -207,7 +207,7 @@ class Selection:
     planned: list[PlannedOperator]
     skipped: list[str]
     note: str
-    retired: list[str]  # operators the range deleted: their open PRs are closed
+    retired: list[tuple[str, str]]  # (operator, what became of it): deleted or renamed; their open PRs are closed
 
 
 def _operators(env: ActionEnv, target: Target) -> Selection:
@@ -216,7 +216,7 @@ def _operators(env: ActionEnv, target: Target) -> Selection:
     if head is None:
         raise ActionError(f"commit {target.head[:12]} is not in the checkout at {env.workspace} (fetch-depth: 0?)")
     config = _config(git, head)
-    retired: list[str] = []
+    retired: list[tuple[str, str]] = []
     if target.operator is not None:
         path, _, cls = target.operator.partition("::")
         if git.show(head, path) is None:
@@ -242,7 +242,16 @@ def _operators(env: ActionEnv, target: Target) -> Selection:
         note = detection.note
         skipped = [f"{s.path}: {s.reason}" for s in detection.skipped]
         skipped += [f"{o.ref}: {o.status}" for o in detection.operators if not o.wanted]
-        retired = [o.ref for o in detection.operators if o.status == "deleted"]
+        retired = [(o.ref, "was deleted") for o in detection.operators if o.status == "deleted"]
+        retired += [
+            (
+                operator_ref(o.previous_path, o.class_name),
+                f"was renamed to {code_span(o.ref)} "
+                f"(comment `/foundry optimize {o.ref}` for a kernel under the new name)",
+            )
+            for o in detection.operators
+            if o.previous_path
+        ]
     if len(wanted) > config.max_operators:
         skipped += [f"{o.ref}: over max_operators ({config.max_operators})" for o in wanted[config.max_operators :]]
         wanted = wanted[: config.max_operators]
@@ -270,19 +279,19 @@ def _fork_point(git: GitRepo, head: str, default_branch: str) -> str | None:
     return None
 
 
-def _retire(api: GitHubApi, refs: list[str], head: str, base_branch: str) -> None:
-    """Close the open Kernel Foundry PR of each operator the push deleted."""
-    for ref in refs:
+def _retire(api: GitHubApi, retired: list[tuple[str, str]], head: str, base_branch: str) -> None:
+    """Close the open Kernel Foundry PR of each operator the range deleted or renamed, with a comment."""
+    for ref, fate in retired:
         pull = api.find_pull(branch_name(ref, base_branch), marker_key(ref, base_branch))
         if pull is None:
             continue
         api.upsert_comment(
             pull.number,
             f"<!-- kernel-foundry:retired {operator_slug(ref)} -->",
-            f"{code_span(ref)} was deleted in `{head[:12]}`, so this kernel has nothing left to replace. Closing.",
+            f"{code_span(ref)} {fate} in `{head[:12]}`, so this kernel has nothing left to replace here. Closing.",
         )
         api.close_pull(pull.number)
-        log.info("closed #%d: %s was deleted", pull.number, ref)
+        log.info("closed #%d: %s %s", pull.number, ref, fate)
 
 
 def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[PlannedOperator], str]:
@@ -505,6 +514,7 @@ def _publish_one(
         config=config,
         remote=remote,
         footer=footer,
+        source=fingerprint_at(git.root, head, op.ref) or "",
     )
 
 

@@ -84,3 +84,47 @@ def test_a_maintainers_commit_on_the_bots_branch_is_never_overwritten(bot) -> No
     assert "not updated" in summary and "did not make" in summary and "updated," not in summary
     assert (bot.fake.pulls[number]["title"], bot.fake.pulls[number]["body"]) == (pull["title"], pull["body"])
     assert read_outputs(env)["pr-number"] == ""
+
+
+# 3. a closed pull request stays closed until the operator changes; a rename closes the old one -------
+def test_a_closed_pull_request_stays_closed_until_the_operator_changes(bot) -> None:
+    sha1 = first_push(bot)
+    closed = bot.fake.open_pulls()[0]["number"]
+    bot.fake.pulls[closed]["state"] = "closed"  # a maintainer does not want it
+    env = bot.env("push", bot.push_payload(ZERO, sha1), sha1)  # the same push, run again
+    assert bot.run("run", env) == 0
+    assert bot.fake.open_pulls() == [] and len(bot.fake.pulls) == 1
+    assert f"pull request \\#{closed} for this version of the operator was closed" in env.step_summary.read_text()
+    # a comment change is not an operator change: still closed
+    bot.dev.commit({OP: operator_source(2.0) + "# a comment\n"}, "comment")
+    sha2 = bot.dev.push()
+    assert bot.run("run", bot.env("workflow_dispatch", dispatch(bot, OP), sha2)) == 0
+    assert bot.fake.open_pulls() == []
+    # the operator changes: a new pull request
+    bot.candidates[OP] = kernel_source(3.0)
+    sha3 = bot.dev.commit({OP: operator_source(3.0)}, "scale by 3")
+    bot.dev.push()
+    assert bot.run("run", bot.env("push", bot.push_payload(sha2, sha3), sha3)) == 0
+    [reopened] = bot.fake.open_pulls()
+    assert reopened["number"] != closed and bot.branch_file(MAIN_BRANCH, KERNEL) == kernel_source(3.0)
+    assert "source=" in reopened["body"].splitlines()[0]
+
+
+def test_renaming_an_operator_closes_its_old_pull_request(bot) -> None:
+    sha1 = first_push(bot)
+    old = bot.fake.open_pulls()[0]["number"]
+    sha2 = bot.dev.commit({OP: None, "ops/scaling.py": operator_source(2.0)}, "rename")
+    bot.dev.push()
+    assert bot.run("run", bot.env("push", bot.push_payload(sha1, sha2), sha2)) == 0
+    assert bot.fake.pulls[old]["state"] == "closed"
+    [note] = [c["body"] for c in bot.fake.comments.values() if c["issue"] == old]
+    assert "was renamed to `ops/scaling.py`" in note and "/foundry optimize ops/scaling.py" in note
+
+
+def dispatch(bot, operator: str) -> dict:
+    return {
+        "ref": "refs/heads/main",
+        "inputs": {"operator": operator},
+        "repository": bot.repository(),
+        "sender": {"login": "dev"},
+    }

@@ -250,6 +250,19 @@ class GitHubApi:
 
         return self._lookup(f"open pull requests from {branch}", scan)
 
+    def closed_pulls(self, branch: str, marker: str) -> list[PullRef]:
+        """Closed (or merged) pull requests from branch whose body carries marker, newest first."""
+
+        def scan() -> list[PullRef]:
+            found = [
+                _pull(p)
+                for p in self._repo.get_pulls(state="closed", head=f"{self.owner}:{branch}")
+                if p.head.ref == branch and marker in (p.body or "")
+            ]
+            return sorted(found, key=lambda p: p.number, reverse=True)
+
+        return self._lookup(f"closed pull requests from {branch}", scan)
+
     def open_pull_exists(self, branch: str) -> PullRef | None:
         def scan() -> PullRef | None:
             for p in self._repo.get_pulls(state="open", head=f"{self.owner}:{branch}"):

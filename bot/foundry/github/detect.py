@@ -274,6 +274,16 @@ def detect(
     return Detection(base=base_sha, head=head_sha, note=note, operators=tuple(operators), skipped=tuple(skipped))
 
 
+def fingerprint_at(repo_root: Path, head: str, ref: str) -> str | None:
+    """The operator's fingerprint at a commit, read from git (None when it is not there)."""
+    path, _, cls = ref.partition("::")
+    info = _analyse(GitRepo(repo_root).show(head, path))
+    name = cls or "Model"
+    if not isinstance(info, _FileOperators) or name not in info.module_classes:
+        return None
+    return info.fingerprint(name)
+
+
 def _op(info: _FileOperators, path: str, cls: str, status: Status, previous: str | None, ref: str) -> DetectedOperator:
     return DetectedOperator(
         ref=ref,

@@ -66,8 +66,16 @@ def marker_key(ref: str, base_branch: str) -> str:
     return f"<!-- kernel-foundry:pull-request operator={operator_slug(ref)} base={base_key(base_branch)} "
 
 
-def pr_marker(ref: str, base_branch: str) -> str:
-    return f"{marker_key(ref, base_branch)}-->"
+def pr_marker(ref: str, base_branch: str, source: str = "") -> str:
+    """The hidden marker: operator and base, and the operator's fingerprint (source) the kernel was
+    made for, so that a closed pull request stays closed until the operator changes."""
+    return f"{marker_key(ref, base_branch)}{f'source={source} ' if source else ''}-->"
+
+
+def marked_source(body: str, ref: str, base_branch: str) -> str:
+    """The fingerprint a pull request body's marker records ('' when none)."""
+    found = re.search(re.escape(marker_key(ref, base_branch)) + r"source=([0-9a-f]{1,64}) ", body)
+    return found.group(1) if found else ""
 
 
 def kernel_path(ref: str) -> str:
@@ -134,8 +142,11 @@ def publish_operator(
     config: FoundryConfig,
     remote: str = "origin",
     footer: str = "",
+    source: str = "",
 ) -> Outcome:
-    """Open or update the PR for ref (a validated repository-relative operator ref) from its report."""
+    """Open or update the PR for ref (a validated repository-relative operator ref) from its report.
+    source: the operator's fingerprint at head, recorded in the marker; a pull request someone closed
+    for the same fingerprint is not proposed again."""
     speedup = report.timing.speedup_eager if report.timing and report.timing.measured else None
     base = Outcome(ref=ref, action="skipped", verified=report.verified, speedup=speedup)
     publish, draft, why = decide(report, config)
@@ -161,13 +172,21 @@ def publish_operator(
     target = kernel_path(ref)
     base = base.model_copy(update={"branch": branch, "kernel_path": target})
     title = pr_title(report)
-    body = render_pr_body(report, pr_marker(ref, base_branch), footer=footer)
+    body = render_pr_body(report, pr_marker(ref, base_branch, source), footer=footer)
 
     existing = api.find_pull(branch, marker)
     if existing is None and api.open_pull_exists(branch) is not None:
         return base.model_copy(
             update={"action": "failed", "reason": f"an open pull request from {branch} was not made by Kernel Foundry"}
         )
+    if existing is None and source:
+        closed = api.closed_pulls(branch, marker)
+        if closed and marked_source(closed[0].body, ref, base_branch) == source:
+            why = (
+                f"pull request #{closed[0].number} for this version of the operator was closed; "
+                "Kernel Foundry proposes again when the operator changes (or reopen it)"
+            )
+            return base.model_copy(update={"reason": why, "pr_number": None})
     old_sha = git.remote_branch(remote, branch)
     if old_sha is not None:
         git.fetch(remote, f"refs/heads/{branch}")
