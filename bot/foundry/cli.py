@@ -13,14 +13,41 @@ from collections.abc import Sequence
 from foundry.core.errors import FatalError
 
 COMMANDS = ("check", "optimize", "bench", "detect", "experience", "action")
+DESCRIPTION = (
+    "Kernel Foundry turns PyTorch operators into faster Triton kernels, each verified against its operator "
+    "before it is kept."
+)
+EPILOG = "Run `foundry COMMAND --help` for a command's options and their defaults."
 
 log = logging.getLogger("foundry")
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions keep their line breaks; an option's help ends with its default unless it already names
+    one (options whose default is None say in words what happens without them; flags are off)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if not action.option_strings or "default" in text or action.nargs == 0:
+            return text
+        if action.default is None or action.default is argparse.SUPPRESS:
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
+def use_formatter(parser: argparse.ArgumentParser) -> None:
+    """The help formatter on a parser and every sub-command's parser below it."""
+    parser.formatter_class = HelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                use_formatter(child)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="foundry", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="foundry", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     for name in COMMANDS:
         try:
             module = importlib.import_module(f"foundry.commands.{name}")
@@ -29,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # a command not built yet in this checkout
             raise
         module.add_parser(sub)
+    use_formatter(parser)
     return parser
 
 

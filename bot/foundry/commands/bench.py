@@ -106,7 +106,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="without a GPU, verify the kernels under the Triton interpreter and print the table with no "
         "times (by default bench stops: there is nothing to time)",
     )
-    parser.add_argument("--out", type=Path, default=None, help="write the bench report as JSON to FILE.json")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="write the bench report as JSON to FILE.json (default: none)"
+    )
     parser.add_argument("--json", action="store_true", help="print the bench report as JSON on stdout")
     parser.set_defaults(handler=run)
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from foundry.commands.optimize import POLICY_HELP
 from foundry.core.errors import FatalError
 from foundry.core.records import Candidate, Verdict
 
@@ -21,9 +22,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("check", help="verify one candidate kernel against an operator", description=__doc__)
     parser.add_argument("operator", help="path/to/file.py or path/to/file.py::ClassName")
     parser.add_argument("candidate", help="a Python file defining ModelNew with Triton kernels")
-    parser.add_argument("--policy", choices=("strict", "hybrid"), default="strict")
-    parser.add_argument("--trials", type=int, default=None, help="correctness trials (default from rules/)")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds per candidate")
+    parser.add_argument("--policy", choices=("strict", "hybrid"), default="strict", help=POLICY_HELP)
+    parser.add_argument(
+        "--trials", type=int, default=None, help="correctness trials (default: the precision's, rules/tolerance.yaml)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="seconds per candidate (default: 600 on CPU, 180 on a GPU)"
+    )
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
     parser.set_defaults(handler=run)
 

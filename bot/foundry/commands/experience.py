@@ -19,7 +19,12 @@ if TYPE_CHECKING:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", metavar="PATH", default=None, help="library file (default: FOUNDRY_EXPERIENCE_DB)")
+    common.add_argument(
+        "--db",
+        metavar="PATH",
+        default=None,
+        help="library file (default: $FOUNDRY_EXPERIENCE_DB, else ~/.cache/kernel-foundry/experience.duckdb)",
+    )
     common.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     parser = sub.add_parser("experience", help="inspect, export and merge the experience library",
                             description=__doc__)  # fmt: skip

@@ -42,6 +42,11 @@ WRITERS = ("template", "llm", "all")
 EXECUTORS = ("local", "ray")
 DEFAULT_BUDGET = 32
 MAX_CPU_WORKERS = 4
+GPU_WORKERS = 4  # evaluate.evaluator.GPU_SEARCH_CONCURRENCY, named here so --help need not import the evaluator
+POLICY_HELP = (
+    "strict: only allocation, view and layout ops outside Triton; hybrid: also convolution and the ops the "
+    "operator lists in FOUNDRY_HYBRID_OPS (rules/runtime.yaml)"
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -62,15 +67,20 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="candidates to evaluate")
     parser.add_argument("--islands", type=int, default=4, help="islands, each led by an expert role")
     parser.add_argument("--writer", choices=WRITERS, default="template", help="who writes candidates")
-    parser.add_argument("--policy", choices=("strict", "hybrid"), default="strict")
+    parser.add_argument("--policy", choices=("strict", "hybrid"), default="strict", help=POLICY_HELP)
     parser.add_argument("--seed", type=int, default=0, help="seed of the search (selection, proposals)")
-    parser.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", help="wall-time budget")
-    parser.add_argument("--max-tokens", type=int, default=None, help="LLM token budget (--writer llm|all)")
+    parser.add_argument(
+        "--time-limit", type=float, default=None, metavar="SECONDS", help="wall-time budget (default: none)"
+    )
+    parser.add_argument(
+        "--max-tokens", type=int, default=None, help="LLM token budget (--writer llm|all; default: none)"
+    )
     parser.add_argument(
         "--workers",
         type=int,
         default=None,
-        help="candidates evaluated at once: on CPU in all, on a GPU per GPU (timing is always one at a time)",
+        help="candidates evaluated at once: on CPU in all, on a GPU per GPU (timing is always one at a time; "
+        f"default: {MAX_CPU_WORKERS} or the CPU count if fewer, {GPU_WORKERS} per GPU)",
     )
     parser.add_argument("--gpus", type=int, default=None, help="GPUs to use (default: every visible one)")
     parser.add_argument("--no-experience", action="store_true", help="neither read nor write the library")
@@ -85,7 +95,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="ADDR",
         help="Ray cluster to join (ray://host:10001, host:6379, auto); env FOUNDRY_RAY_ADDRESS, which "
-        "also selects --executor ray; without it a local Ray instance is started",
+        "also selects --executor ray (default: none, a local Ray instance is started)",
     )
 
 
