@@ -37,6 +37,8 @@ DTYPES = {
     "torch.bool": "*i1",
 }
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+# Failures Triton's autotuner catches while benchmarking (the config is timed as infinitely slow, not raised)
+SKIPPED_BY_AUTOTUNER = frozenset({"OutOfResources", "PTXASError", "CompileTimeAssertionFailure"})
 RESOURCE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 
 
@@ -57,7 +59,7 @@ def compile_facts(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dic
     from triton.compiler import ASTSource
     from triton.runtime.jit import JITFunction
 
-    py_fn = getattr(fn, "fn", fn)
+    py_fn, _ = unwrap(fn)
     jit = JITFunction(py_fn)
     options = {k: kwargs[k] for k in LAUNCH_OPTIONS if k in kwargs}
     values = dict(zip([p.name for p in jit.params], args, strict=False))
@@ -88,6 +90,80 @@ def compile_facts(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dic
     }
     facts.update(resource_usage(compiled.asm.get("cubin")))
     return facts
+
+
+def unwrap(fn: Any) -> tuple[Any, list[Any] | None]:
+    """The Python function under a kernel's decorators (@triton.jit, @triton.heuristics, @triton.autotune, in any
+    order) and the autotune configs, if any. Heuristic values need no unwrapping of their own: the launch
+    recorder saw them among the launch's keyword arguments."""
+    import inspect
+
+    from triton.runtime.autotuner import Autotuner
+
+    configs = None
+    for _ in range(8):
+        if inspect.isfunction(fn):
+            return fn, configs
+        if isinstance(fn, Autotuner) and configs is None:
+            configs = list(fn.configs)
+        fn = getattr(fn, "fn", None)
+    raise TypeError("not a Triton kernel (no Python function under its decorators)")
+
+
+def config_kwargs(config: Any) -> dict[str, Any]:
+    """What an autotune config passes to the launch: its meta-parameters and launch options."""
+    values = dict(config.kwargs)
+    values.update({k: getattr(config, k) for k in LAUNCH_OPTIONS if getattr(config, k, None) is not None})
+    return values
+
+
+def config_label(config: Any) -> str:
+    return ", ".join(f"{k}={v}" for k, v in config_kwargs(config).items())
+
+
+def kernel_facts(name: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Facts of one launched kernel; for an autotuned kernel, of each config (the recorded launch had one
+    config's values; each config's replace them). A config that does not fit sm_90 (out of resources, more
+    shared memory than a block may have, ptxas or compile-time assertion failures) is one the autotuner skips on
+    the device: it is reported as skipped, and only a kernel none of whose configs fit is a failure."""
+    _, configs = unwrap(fn)
+    if configs is None:
+        try:
+            return [compile_facts(fn, args, kwargs)]
+        except Exception as exc:  # the GPU compiler refusing a kernel is a fact about the candidate
+            return [failed(name, exc)]
+    facts: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for config in configs:
+        label = f"{name}[{config_label(config)}]"
+        try:
+            fact = compile_facts(fn, args, {**kwargs, **config_kwargs(config)})
+        except Exception as exc:
+            if type(exc).__name__ not in SKIPPED_BY_AUTOTUNER:
+                return [failed(label, exc)]
+            skipped.append(failed(label, exc))
+            continue
+        fact["name"] = label
+        if (fact.get("shared_bytes") or 0) > MAX_SHARED_BYTES:
+            skipped.append(fact)
+            continue
+        facts.append(fact)
+    if not facts:  # every config fails on the device: the first one's failure is the kernel's
+        return skipped[:1]
+    for fact in skipped:
+        why = fact.get("error") or f"{fact.get('shared_bytes')} bytes of shared memory"
+        target = f"sm_90 (static compile: config skipped by autotune: {why})"[:400]
+        facts.append({"name": fact["name"], "target": target})
+    return facts
+
+
+def failed(name: str, exc: Exception) -> dict[str, Any]:
+    message = str(exc).strip().splitlines()
+    return {
+        "name": name,
+        "target": "sm_90 (static compile failed)",
+        "error": f"{type(exc).__name__}: {' | '.join(message[-6:])}"[:800],
+    }
 
 
 def resource_usage(cubin: bytes | None) -> dict[str, int]:
@@ -136,16 +212,9 @@ def main() -> None:
             facts.append({"name": name, "target": "sm_90 (static compile: kernel not found at module level)"})
             continue
         try:
-            facts.append(compile_facts(fn, tuple(args), kwargs))
-        except Exception as exc:  # the GPU compiler refusing a kernel is a fact about the candidate
-            message = str(exc).strip().splitlines()
-            facts.append(
-                {
-                    "name": name,
-                    "target": "sm_90 (static compile failed)",
-                    "error": f"{type(exc).__name__}: {' | '.join(message[-6:])}"[:800],
-                }
-            )
+            facts.extend(kernel_facts(name, fn, tuple(args), kwargs))
+        except Exception as exc:  # not a kernel at all (unwrap): a fact about the candidate too
+            facts.append(failed(name, exc))
     out.write((json.dumps({"phase": "compile", "error": None, "kernels": facts}) + "\n").encode())
 
 
