@@ -20,7 +20,7 @@ import threading
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack, _pop_mode
 
 # torch's own tensor classes; a kernel argument of any other subclass runs candidate methods unobserved
 PLAIN_TENSOR_TYPES = tuple(
@@ -283,7 +283,9 @@ class OpLog(TorchDispatchMode):
             problems.append(f"{VIOLATION_REGISTERED}a torch function mode was left active")
         problems += self.recorder.tampering({qualified_op(n) for n in self.ops})
         self.recorder.violations.extend(problems)
-        if stack and stack[-1] is self:  # else it stays pushed: popping would take another mode off
+        if any(mode is self for mode in stack):  # the stack as before __enter__: modes left above the log go too
+            while _get_current_dispatch_mode_stack()[-1] is not self:
+                _pop_mode()
             super().__exit__(exc_type, exc, tb)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
