@@ -23,7 +23,7 @@ from foundry.core.records import (
     TimingRun,
     Verdict,
 )
-from foundry.report import NOT_MEASURED, render_pr_body, render_report_json, render_report_markdown
+from foundry.report import NOT_MEASURED, named_checks, render_pr_body, render_report_json, render_report_markdown
 from foundry.report.ir import Document
 
 SOURCE = "import triton\n\n@triton.jit\ndef _scale_fwd_kernel(x_ptr):\n    pass\n```\nnot a fence break\n"
@@ -149,7 +149,27 @@ def test_gpu_report_tables_carry_the_measured_numbers() -> None:
     assert "xychart-beta" in chart
     assert 'x-axis "generation" ["0", "1", "2"]' in chart
     assert "line [1.1, 1.4, 1.7]" in chart  # best so far over both islands
-    assert "guard checks passed | 3: static\\_guard, correctness, runtime\\_guard" in text
+    assert "| checks passed | 3: static\\_guard, correctness, runtime\\_guard" in text
+
+
+def test_the_two_trial_counts_say_what_each_counts() -> None:
+    # Verdict.trials counts the trials on fresh random inputs at the operator's shapes; the evaluator's
+    # "N trials within tolerance" counts every input set compared (those, shape variants, transformed inputs).
+    report = make_report(measured=True)
+    verdict = report.best_verdict
+    assert verdict is not None
+    checks = ("static guard", "output types", "7 trials within tolerance", "trivial-answer probes")
+    verdict = verdict.model_copy(update={"trials": 6, "checks_passed": checks})
+    text = render_report_markdown(report.model_copy(update={"best_verdict": verdict}))
+    assert "| correctness trials | 6 |" in text
+    assert "7 input sets within tolerance: the 6 correctness trials and 1 shape variant or transformed input" in text
+    assert "7 trials within tolerance" not in text
+    same = verdict.model_copy(update={"trials": 3, "checks_passed": ("3 trials within tolerance",)})
+    assert named_checks(same) == ("3 input sets within tolerance: the 3 correctness trials",)
+    more = verdict.model_copy(update={"trials": 3, "checks_passed": ("8 trials within tolerance",)})
+    assert named_checks(more) == (
+        "8 input sets within tolerance: the 3 correctness trials and 5 shape variants and transformed inputs",
+    )
 
 
 def test_gpu_report_lists_the_final_runs_and_the_hosts_launch_time() -> None:

@@ -68,13 +68,15 @@ def check_reference(operator: LoadedOperator) -> None:
 
 
 def render_verdict(verdict: Verdict) -> str:
+    from foundry.report import named_checks
+
     lines = []
     if verdict.verified:
         lines.append(
             f"VERIFIED  {verdict.candidate_id}  ({verdict.device}, policy {verdict.policy}, "
             f"{verdict.triton_launches} Triton launches)"
         )
-        for check in verdict.checks_passed:
+        for check in named_checks(verdict):
             lines.append(f"  ✓ {check}")
     else:
         failure = verdict.failure

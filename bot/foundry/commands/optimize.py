@@ -403,6 +403,8 @@ def optimize_operator(loaded: LoadedOperator, options: SearchOptions, progress: 
 
 
 def kernel_header(report: RunReport, candidate: Candidate, verdict: Verdict) -> str:
+    from foundry.report import named_checks
+
     spec = report.operator
     timing = verdict.timing
     lines = [
@@ -426,7 +428,7 @@ def kernel_header(report: RunReport, candidate: Candidate, verdict: Verdict) -> 
         lines.append("speed: " + (reason if reason.startswith("not measured") else f"not measured ({reason})"))
     lines.append(
         f"verification: policy {verdict.policy}, {verdict.trials} correctness trials with fresh seeds, "
-        f"re-verified after the search; checks: {', '.join(verdict.checks_passed) or 'none listed'}"
+        f"re-verified after the search; checks: {', '.join(named_checks(verdict)) or 'none listed'}"
     )
     genes = ", ".join(f"{k}={v}" for k, v in sorted(candidate.genes.items()))
     lines.append(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from foundry.core.records import RunReport
-from foundry.report.build import NOT_MEASURED, build_document, headline
+from foundry.report.build import NOT_MEASURED, build_document, headline, named_checks
 from foundry.report.ir import Document
 from foundry.report.markdown import code_span, escape, render_markdown
 
@@ -23,6 +23,7 @@ __all__ = [
     "code_span",
     "escape",
     "headline",
+    "named_checks",
     "render_markdown",
     "render_pr_body",
     "render_report_json",

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from foundry.core.records import RunReport, Timing, Verdict
 from foundry.report.ir import AnyPart, Bullets, Code, Details, Document, Heading, LineChart, Table, Text
 from foundry.report.markdown import code_span, escape
 
 NOT_MEASURED = "not measured (needs a GPU)"
+# Two counts, named apart. Verdict.trials, "correctness trials": the trials on fresh random inputs at the
+# operator's own shapes (get_inputs, or get_cpu_inputs under the interpreter). The evaluator's check
+# "N trials within tolerance": every input set whose outputs were compared, those plus the shape variants and
+# the transformed inputs (scaled, offset, non-contiguous).
+COMPARED = re.compile(r"^(\d+) trials within tolerance$")
 
 
 def _ms(value: float | None) -> str:
@@ -83,6 +90,23 @@ def runs_sentence(timing: Timing) -> str:
     )
 
 
+def named_checks(verdict: Verdict) -> tuple[str, ...]:
+    """The verdict's passed checks, the count of compared input sets spelled out beside Verdict.trials (so
+    "6 correctness trials" and "7 trials within tolerance" no longer read as two answers to one question)."""
+    named = []
+    for check in verdict.checks_passed:
+        match = COMPARED.match(check)
+        compared = int(match.group(1)) if match else 0
+        if match and compared >= verdict.trials:
+            more = compared - verdict.trials
+            others = "shape variant or transformed input" if more == 1 else "shape variants and transformed inputs"
+            check = f"{compared} input sets within tolerance: the {verdict.trials} correctness trials" + (
+                f" and {more} {others}" if more else ""
+            )
+        named.append(check)
+    return tuple(named)
+
+
 def facts_table(report: RunReport) -> Table:
     verdict = report.best_verdict
     timing = report.timing
@@ -93,10 +117,10 @@ def facts_table(report: RunReport) -> Table:
         ("policy", escape(report.policy)),
     ]
     if verdict is not None:
-        checks = ", ".join(escape(c) for c in verdict.checks_passed) or "none recorded"
+        checks = ", ".join(escape(c) for c in named_checks(verdict)) or "none recorded"
         rows += [
             ("correctness trials", str(verdict.trials)),
-            ("guard checks passed", f"{len(verdict.checks_passed)}: {checks}"),
+            ("checks passed", f"{len(verdict.checks_passed)}: {checks}"),
             ("Triton launches observed", str(verdict.triton_launches)),
         ]
         if verdict.library_ops:
