@@ -541,7 +541,10 @@ class Scan:
                     if alias.name == "*" or alias.name.startswith("_"):
                         continue
                     path = f"{node.module}.{alias.name}"
-                    obj = resolve_path(path) if path in self.allow.imports else lookup(resolve_path(node.module), alias.name)
+                    if path in self.allow.imports:
+                        obj = resolve_path(path)
+                    else:
+                        obj = lookup(resolve_path(node.module), alias.name)
                     scope.imported[alias.asname or alias.name] = Imported(obj, path)
 
     def visit_Import(self, node: ast.Import, scope: Scope) -> None:
@@ -661,8 +664,7 @@ class Scan:
                 self.add(
                     "private_attribute",
                     node,
-                    f"{written!r} reaches the private member {path}.{attr}: private library members are refused"
-                    + hint,
+                    f"{written!r} reaches the private member {path}.{attr}: private library members are refused" + hint,
                 )
                 return
             obj = lookup(obj, attr) if obj is not MISSING else MISSING
@@ -822,6 +824,9 @@ def self_attributes(fn: ast.AST) -> set[str]:
     }
 
 
+Reached = tuple[ast.FunctionDef, ast.ClassDef | None]  # a function and the class whose method it is
+
+
 class Structure:
     """What ModelNew.forward reaches: module functions and classes it names (directly, through local aliases,
     dicts or conditionals), methods of self, submodules built in __init__ (held directly or in nn.Sequential /
@@ -834,9 +839,9 @@ class Structure:
         self.kernels = kernels
         self.module_aliases = assignments(module_body(tree))
 
-    def reachable(self, start: ast.FunctionDef, owner: ast.ClassDef) -> list[tuple[ast.FunctionDef, ast.ClassDef | None]]:
-        order: list[tuple[ast.FunctionDef, ast.ClassDef | None]] = []
-        todo: list[tuple[ast.FunctionDef, ast.ClassDef | None]] = [(start, owner)]
+    def reachable(self, start: ast.FunctionDef, owner: ast.ClassDef) -> list[Reached]:
+        order: list[Reached] = []
+        todo: list[Reached] = [(start, owner)]
         seen: set[int] = set()
         while todo:
             fn, cls = todo.pop()
@@ -1000,9 +1005,7 @@ class StaticGuard:
             node.name
             for node in tree.body
             if isinstance(node, ast.FunctionDef)
-            and any(
-                scan.resolve(d.func if isinstance(d, ast.Call) else d, scope) is jit for d in node.decorator_list
-            )
+            and any(scan.resolve(d.func if isinstance(d, ast.Call) else d, scope) is jit for d in node.decorator_list)
         }
         if not kernels:
             yield Finding("has_triton_kernel", 1, "no @triton.jit kernel is defined at module level")

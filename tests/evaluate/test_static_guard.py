@@ -1,0 +1,460 @@
+"""The static guard's allowlists: syntax, module-rooted chains, builtins by scope, decorators; and the honest
+constructs LLM-written kernels use, which must pass. Only StaticGuard.check runs here (no evaluation)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from foundry.evaluate.static_guard import RULES, StaticGuard, build_allowlist, resolve_path
+from foundry.rules.loader import load_rules
+
+ROOT = Path(__file__).resolve().parents[2]
+CHEATS = ROOT / "tests" / "cheats"
+
+HEADER = """
+import math
+
+import torch
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    _scale_kernel[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+    return y
+"""
+
+MODEL = """
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return launch(x)
+"""
+
+
+@pytest.fixture(scope="module")
+def guard() -> StaticGuard:
+    return StaticGuard(load_rules().guard)
+
+
+def check(guard: StaticGuard, extra: str = "", model: str = MODEL) -> list[tuple[str, int, str]]:
+    source = HEADER + textwrap.dedent(extra) + textwrap.dedent(model)
+    errors, _ = guard.check(source)
+    return [(d.rule or "", d.line or 0, d.message) for d in errors]
+
+
+def rules_at(findings: list[tuple[str, int, str]]) -> set[str]:
+    return {rule for rule, _, _ in findings}
+
+
+def line_of(source_part: str, needle: str) -> int:
+    source = HEADER + textwrap.dedent(source_part)
+    return next(i for i, text in enumerate(source.splitlines(), start=1) if needle in text)
+
+
+def test_the_honest_base_passes(guard: StaticGuard):
+    assert check(guard) == []
+
+
+def test_every_rule_has_a_severity_and_the_allowlist_resolves():
+    policy = load_rules().guard
+    assert set(policy.rules) == set(RULES)
+    allow = build_allowlist(policy)
+    for path in ("torch.empty", "torch.float32", "triton.jit", "triton.cdiv", "torch.nn.Module", "math.sqrt"):
+        assert id(resolve_path(path)) in allow.objects, path
+    assert id(resolve_path("triton.language.arange")) in allow.objects
+    for refused in ("torch.load", "torch.manual_seed", "torch.library.Library", "triton.knobs", "torch.ops"):
+        assert id(resolve_path(refused)) not in allow.objects, refused
+
+
+# -- syntax ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle", "construct"),
+    [
+        (
+            "def peek(x):\n    match x:\n        case object(numpy=view):\n            return view\n",
+            "match x",
+            "match statement",
+        ),
+        ("def gen(x):\n    yield x\n", "yield x", "yield"),
+        ("async def run(x):\n    return x\n", "async def", "async def"),
+        ("def walrus(x):\n    return (n := x.numel())\n", "n :=", ":="),
+        ("class Meta(nn.Module, metaclass=type):\n    pass\n", "metaclass", "class keyword metaclass="),
+    ],
+)
+def test_syntax_outside_the_allowlist_is_named_with_its_line(guard: StaticGuard, snippet, needle, construct):
+    findings = check(guard, snippet)
+    hits = [f for f in findings if f[0] == "syntax_allowlist"]
+    assert hits, findings
+    assert hits[0][1] == line_of(snippet, needle)
+    assert construct in hits[0][2]
+
+
+def test_string_annotations_are_refused_anywhere(guard: StaticGuard):
+    snippet = "def hint(view: \"__import__('numpy').asarray\") -> None:\n    pass\n"
+    findings = check(guard, snippet)
+    assert ("syntax_allowlist", line_of(snippet, "def hint")) in {(r, n) for r, n, _ in findings}
+    assert any("string annotation" in m for _, _, m in findings)
+
+
+def test_type_annotations_that_are_expressions_pass(guard: StaticGuard):
+    snippet = """
+    from typing import Optional
+
+
+    def sized(x: torch.Tensor, block: Optional[int] = None) -> torch.Tensor:
+        return x
+    """
+    assert check(guard, snippet) == []
+
+
+def test_try_and_global_keep_their_rules(guard: StaticGuard):
+    assert "try_except" in rules_at(
+        check(guard, "def f(x):\n    try:\n        return x\n    except Exception:\n        return x\n")
+    )
+    assert "global_state" in rules_at(check(guard, "N = 0\n\n\ndef f():\n    global N\n    N = 1\n"))
+
+
+# -- chains rooted at modules ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("snippet", "rule", "chain"),
+    [
+        ("np = F.np\n", "object_allowlist", "F.np"),  # numpy one attribute from torch.nn.functional
+        ("load = torch.package.sys_importer.import_module\n", "object_allowlist", "sys_importer"),  # an importer
+        ("Mode = torch.overrides.TorchFunctionMode\n", "object_allowlist", "TorchFunctionMode"),  # a mode
+        ("lib = torch.library.Library\n", "forbidden_attribute", "torch.library"),  # op registration
+        ("add = torch.ops.aten.add\n", "forbidden_attribute", "torch.ops"),
+        ("seed = torch.manual_seed\n", "forbidden_attribute", "manual_seed"),
+        ("loader = torch.load\n", "object_allowlist", "torch.load"),  # pickle: arbitrary code
+        ("knobs = triton.knobs\n", "forbidden_attribute", "triton.knobs"),  # launch hooks live there
+        ("testing = triton.testing.do_bench\n", "forbidden_attribute", "triton.testing"),
+        ("mod = torch\n", "object_allowlist", "torch"),  # a module object as a value
+        ("nested = torch.nn\n", "object_allowlist", "torch.nn"),
+        ("torch.empty = torch.zeros\n", "object_allowlist", "torch.empty"),  # writing into a module
+        ("from torch.nn.functional import np\n", "object_allowlist", "np"),
+        ("fan = nn.init._no_grad_uniform_\n", "private_attribute", "_no_grad_uniform_"),
+        ("mode = torch.utils._python_dispatch.TorchDispatchMode\n", "private_attribute", "_python_dispatch"),
+    ],
+)
+def test_a_chain_must_end_at_a_listed_object(guard: StaticGuard, snippet, rule, chain):
+    findings = check(guard, snippet)
+    line = HEADER.count("\n") + 1
+    matching = [f for f in findings if f[0] == rule and f[1] == line]
+    assert matching, findings
+    assert chain in matching[0][2]
+
+
+def test_aliases_resolve_to_the_same_objects(guard: StaticGuard):
+    snippet = """
+    import triton.language as language
+    from torch.nn import functional as functional
+    from triton import cdiv, jit
+    from triton import language as lang
+
+
+    def sizes(x):
+        return cdiv(x.numel(), 128), language.arange, lang.zeros, functional.relu, jit
+    """
+    assert check(guard, snippet) == []
+    assert "object_allowlist" in rules_at(check(guard, "from torch.nn import functional as G\n\nN = G.np\n"))
+
+
+def test_registering_hooks_on_values_is_refused(guard: StaticGuard):
+    snippet = """
+    def watch(module, fn, kernel):
+        module.register_forward_hook(fn)
+        kernel.add_pre_run_hook(fn)
+        return triton.Config({}, pre_hook=fn)
+    """
+    findings = check(guard, snippet)
+    lines = {n for r, n, _ in findings if r == "forbidden_attribute"}
+    assert {line_of(snippet, "register_forward_hook"), line_of(snippet, "add_pre_run_hook")} <= lines
+    assert line_of(snippet, "pre_hook=") in lines
+
+
+def test_dunder_methods_other_than_init_are_refused(guard: StaticGuard):
+    snippet = """
+    class Peek(nn.Module):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args)
+    """
+    findings = check(guard, snippet)
+    assert ("private_attribute", line_of(snippet, "__torch_function__")) in {(r, n) for r, n, _ in findings}
+
+
+def test_decorators_outside_the_list_are_refused(guard: StaticGuard):
+    snippet = """
+    def remember(fn):
+        return fn
+
+
+    @remember
+    def helper(x):
+        return x
+    """
+    findings = check(guard, snippet)
+    assert ("decorator_allowlist", line_of(snippet, "@remember")) in {(r, n) for r, n, _ in findings}
+
+
+# -- builtins and scopes --------------------------------------------------------------------------------------
+
+
+def test_calling_a_dangerous_builtin_is_refused_but_a_local_of_that_name_is_fine(guard: StaticGuard):
+    assert "forbidden_name" in rules_at(check(guard, "def f(x):\n    return id(x)\n"))
+    assert "forbidden_name" in rules_at(check(guard, "def f(x):\n    return getattr(x, 'numpy')\n"))
+    honest = """
+    def scaled(input, id=0):
+        next = input.shape[0] + id
+        return next
+    """
+    assert check(guard, honest) == []
+    model = """
+    class ModelNew(nn.Module):
+        def __init__(self):
+            super().__init__()
+
+        def forward(self, input):
+            id = input.shape[-1]
+            return launch(input)[..., :id]
+    """
+    assert check(guard, model=model) == []
+
+
+def test_a_module_level_name_shadowing_a_builtin_is_refused(guard: StaticGuard):
+    # bound at module level it could be unbound at run time, and the name would mean the builtin again
+    assert "forbidden_name" in rules_at(check(guard, "input = 3\n"))
+
+
+def test_a_main_block_is_skipped_and_binds_nothing(guard: StaticGuard):
+    main = """
+    if __name__ == "__main__":
+        torch.manual_seed(0)
+        x = torch.randn(4, 4)
+        print(ModelNew()(x), open("log.txt"))
+    """
+    assert check(guard, model=MODEL + textwrap.dedent(main)) == []
+    # names bound only inside the main block do not hide builtins elsewhere
+    sneaky = "\n\ndef later():\n    return input()\n" + textwrap.dedent(main).replace("x =", "input =")
+    assert "forbidden_name" in rules_at(check(guard, model=MODEL + sneaky))
+    assert "private_attribute" in rules_at(check(guard, "NAME = __name__\n"))
+
+
+def test_tensor_methods_named_like_stdlib_modules(guard: StaticGuard):
+    assert check(guard, "def halves(x):\n    return x.chunk(2, dim=-1), x.select(0, 1), x.trace()\n") == []
+    assert "forbidden_attribute" in rules_at(check(guard, "def f(x):\n    return x.os\n"))
+    assert "forbidden_attribute" in rules_at(check(guard, "def f(x):\n    return x.numpy()\n"))
+
+
+# -- state ----------------------------------------------------------------------------------------------------
+
+
+def test_containers_that_are_only_read_are_not_state(guard: StaticGuard):
+    snippet = """
+    BLOCKS = {"small": 128, "large": 1024}
+    CONFIGS = [triton.Config({"BLOCK": b}, num_warps=4) for b in (64, 128)]
+    """
+    model = """
+    class ModelNew(nn.Module):
+        SIZES = {"rows": 1}
+
+        def __init__(self):
+            super().__init__()
+            self.table = {"block": BLOCKS["small"]}
+            self.cache = []
+
+        def forward(self, x):
+            block = self.table["block"] if x.numel() < BLOCKS["large"] else BLOCKS["large"]
+            y = torch.empty_like(x)
+            _scale_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block)
+            return y
+    """
+    assert check(guard, snippet, model) == []
+
+
+def test_writing_module_level_containers_at_run_time_is_state(guard: StaticGuard):
+    snippet = "RESULTS = {}\n\n\ndef remember(key, y):\n    RESULTS[key] = y\n    RESULTS.update({key: y})\n"
+    findings = check(guard, snippet)
+    assert {line_of(snippet, "RESULTS[key] = y"), line_of(snippet, "RESULTS.update")} <= {
+        n for r, n, _ in findings if r == "global_state"
+    }
+
+
+def test_forward_storing_on_self_is_state(guard: StaticGuard):
+    model = """
+    class ModelNew(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return launch(x)
+    """
+    assert "state_in_forward" in rules_at(check(guard, model=model))
+
+
+def test_reset_parameters_copied_from_nn_linear_passes(guard: StaticGuard):
+    model = """
+    class ModelNew(nn.Module):
+        def __init__(self, n=8):
+            super().__init__()
+            self.weight = nn.Parameter(torch.empty(n, n))
+            self.bias = nn.Parameter(torch.empty(n))
+            self.reset_parameters()
+
+        def reset_parameters(self):
+            nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+            fan_in, _ = nn.init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            nn.init.uniform_(self.bias, -bound, bound)
+
+        def forward(self, x):
+            return launch(x)
+    """
+    assert check(guard, model=model) == []
+    refused = check(guard, "def f(w):\n    return nn.init._no_grad_uniform_(w, 0, 1)\n")
+    assert any("_calculate_fan_in_and_fan_out is listed" in m for _, _, m in refused)
+
+
+# -- forward reaches a launch ---------------------------------------------------------------------------------
+
+
+def test_forward_without_a_launch_is_refused(guard: StaticGuard):
+    model = "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+    assert "forward_launches_kernel" in rules_at(check(guard, model=model))
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        # through an autograd.Function called with .apply
+        """
+        class _Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = torch.empty_like(x)
+                _scale_kernel[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2.0
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return _Scale.apply(x)
+        """,
+        # through Triton submodules held in nn.Sequential / nn.ModuleList
+        """
+        class Scale(nn.Module):
+            def forward(self, x):
+                y = torch.empty_like(x)
+                _scale_kernel[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+                return y
+
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(Scale(), Scale())
+                self.extra = nn.ModuleList([Scale() for _ in range(2)])
+
+            def forward(self, x):
+                for layer in self.extra:
+                    x = layer(x)
+                return self.body(x)
+        """,
+        # through a helper launcher given the kernel, and a kernel chosen by a conditional
+        """
+        def run(kernel, x, block):
+            y = torch.empty_like(x)
+            kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block)
+            return y
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                kernel = _scale_kernel if x.is_contiguous() else _scale_kernel
+                if x.numel() > 1 << 20:
+                    return run(kernel, x, 1024)
+                grid = lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)
+                y = torch.empty_like(x)
+                kernel[grid](x, y, x.numel(), BLOCK=128)
+                return y
+        """,
+        # through a module-level table of kernels and a kernel kept on self
+        """
+        KERNELS = {torch.float32: _scale_kernel}
+
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.kernel = _scale_kernel
+
+            def forward(self, x):
+                y = torch.empty_like(x)
+                KERNELS[x.dtype][(1,)](x, y, x.numel(), BLOCK=1024)
+                self.kernel[(1,)](x, y, x.numel(), BLOCK=1024)
+                return y
+        """,
+    ],
+    ids=["autograd_function", "sequential", "helper_and_conditional", "table_and_self"],
+)
+def test_forward_reaches_launches_through_the_ways_llms_write_them(guard: StaticGuard, model: str):
+    assert check(guard, model=model) == []
+
+
+# -- the product's own candidates, the honest corpora and every cheat's declared rule -------------------------
+
+
+def header(path: Path) -> dict[str, str]:
+    fields = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        key, _, value = line[2:].partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+def test_every_static_cheat_fires_its_declared_rule_and_every_other_candidate_passes(guard: StaticGuard):
+    folders = ("candidates", "candidates_gpu", "faults", "honest", "honest_llm")
+    files = [p for folder in folders for p in sorted((CHEATS / folder).glob("*.py"))]
+    assert len(files) > 60
+    for path in files:
+        fields = header(path)
+        errors, _ = guard.check(path.read_text())
+        fired = {d.rule for d in errors}
+        expect = fields.get("expect", "verified")
+        if expect.startswith("static_guard"):
+            expected = set(expect.partition("rule=")[2].split("|"))
+            assert fired & expected, f"{path.name}: expected {expected}, fired {fired}"
+        elif "static_guard=false" not in fields.get("config", ""):
+            assert not errors, f"{path.name}: {[(d.rule, d.line, d.message) for d in errors]}"
+
+
+def test_tensor_subclass_bases_are_left_to_the_runtime_guard(guard: StaticGuard):
+    assert torch.Tensor is resolve_path("torch.Tensor")
+    assert check(guard, "class Lazy(torch.Tensor):\n    pass\n") == []
+    assert "object_allowlist" in rules_at(check(guard, "class Odd(torch.dtype):\n    pass\n"))
