@@ -1,5 +1,7 @@
 """`foundry check OPERATOR CANDIDATE [--policy strict|hybrid] [--json]`
 
+Verify one candidate kernel against an operator, as `optimize` verifies each of its candidates. Without a
+GPU the candidate runs under the Triton interpreter, and a verified kernel is also compiled for sm_90.
 Exit 0 verified · 1 rejected (any failure kind) · 2 bad input."""
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from foundry.commands.optimize import POLICY_HELP
+from foundry.commands.optimize import POLICY_HELP, static_compile_available
 from foundry.core.errors import FatalError
 from foundry.core.records import Candidate, Verdict
 
@@ -47,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
     except UnicodeDecodeError as exc:
         raise FatalError(f"{path}: candidate is not UTF-8 text") from exc
     candidate = Candidate(id=hashlib.sha256(source.encode()).hexdigest()[:12], source=source, writer="manual")
-    config = EvaluatorConfig(trials=args.trials, timeout_s=args.timeout)
+    # Without a GPU, a verified kernel is also compiled for sm_90, as in `optimize`: a kernel that runs under the
+    # interpreter but not on the GPU (shared memory, compiler errors) is rejected here too.
+    config = EvaluatorConfig(trials=args.trials, timeout_s=args.timeout, static_compile=static_compile_available())
     evaluator = CandidateEvaluator(operator, policy=args.policy, config=config)
     print(f"checking {path} against {operator.spec.ref} ({args.policy}, {evaluator.device_name}) …", file=sys.stderr)
     verdict = evaluator.evaluate(candidate)

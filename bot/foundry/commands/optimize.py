@@ -226,7 +226,7 @@ def build_executor(loaded: LoadedOperator, options: SearchOptions) -> tuple[Exec
             for i in range(options.gpus or gpus)
         ]
         return LocalExecutor(evaluators), evaluators[0].device_name  # the GPU model names library records
-    config = EvaluatorConfig(warm_pool=True, static_compile=True)
+    config = EvaluatorConfig(warm_pool=True, static_compile=static_compile_available())
     evaluator = CandidateEvaluator(loaded, policy=options.policy, config=config, device="cpu")
     workers = options.workers or max(1, min(MAX_CPU_WORKERS, os.cpu_count() or 1))
     executor = LocalExecutor([evaluator], slots_per_evaluator=workers)
@@ -262,6 +262,16 @@ class EvaluatorRecipe:
         # the evaluator takes one at a time.
         config = EvaluatorConfig(warm_pool=True, static_compile=device == "cpu", gpu_concurrency=self.gpu_concurrency)
         return CandidateEvaluator(loaded, policy=self.policy, config=config, device=device)
+
+
+def static_compile_available() -> bool:
+    """Whether this Triton can compile for sm_90 without a GPU (evaluate.static_compile): its NVIDIA backend
+    is installed. Without a GPU, `optimize` and `check` then compile every verified kernel for sm_90."""
+    try:
+        from triton.backends import backends
+    except ImportError:
+        return False
+    return "nvidia" in backends
 
 
 def visible_gpus() -> int:
