@@ -20,6 +20,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -355,8 +356,10 @@ def optimize(
     *,
     progress: Callable[[list[str], int], None] | None = None,
     summary: bool = True,
+    approved: str | None = None,
 ) -> int:
-    """Gate, detect and run the optimizer for each operator; write plan.json and per-operator dirs."""
+    """Gate, detect and run the optimizer for each operator; write plan.json and per-operator dirs.
+    approved: the commit triage approved (else $FOUNDRY_HEAD); exactly that commit is optimized."""
     api = parts.api_factory(env)
     _, result, _ = _gate(env, api)
     artifacts.mkdir(parents=True, exist_ok=True)
@@ -364,7 +367,12 @@ def optimize(
         write_summary(env, f"# Kernel Foundry\n\nNothing to do: {result.reason}.")
         write_outputs(env, {"run": "false"})
         return 0
-    target = result.target
+    try:
+        target = _pin(env, result.target, approved)
+    except ActionError as exc:
+        write_summary(env, f"# Kernel Foundry\n\n**Problem:** {exc}")
+        write_outputs(env, {"run": "false"})
+        raise
     selection = _operators(env, target)
     planned, skipped, note = selection.planned, selection.skipped, selection.note
     done: list[PlannedOperator] = []
@@ -382,6 +390,34 @@ def optimize(
         write_summary(env, summary_markdown([], reports, problem="; ".join(o.error for o in done if o.error)))
     write_outputs(env, {"run": "true" if done else "false", "operators": json.dumps([o.ref for o in done])})
     return 0
+
+
+def _pin(env: ActionEnv, target: Target, approved: str | None) -> Target:
+    """Time of check = time of use: the target at exactly the commit triage approved (approved, else
+    $FOUNDRY_HEAD, which the workflow passes from triage's `head` output). A pull request that moved
+    on since keeps its approved commit; one rewritten so that the commit is no longer part of it stops
+    the run, as does an approved commit that is not this event's."""
+    approved = approved or env.extra.get("FOUNDRY_HEAD", "").strip() or None
+    if approved is None or approved == target.head:
+        return target
+    if not re.fullmatch(r"[0-9a-f]{40}", approved):
+        raise ActionError(f"FOUNDRY_HEAD={approved[:60]!r} is not a full commit sha (triage's `head` output)")
+    git = GitRepo(env.workspace)
+    if git.commit(approved) is None:
+        raise ActionError(f"the approved commit {approved[:12]} is not in the checkout (fetch-depth: 0?)")
+    current = git.commit(target.head)
+    if current is None and re.fullmatch(r"[0-9a-f]{40}", target.head):
+        with contextlib.suppress(FatalError):
+            git.fetch("origin", target.head)
+        current = git.commit(target.head)
+    where = f"pull request #{target.issue_number}" if target.issue_number is not None else target.base_branch
+    if current is None or not git.ok("merge-base", "--is-ancestor", approved, current):
+        raise ActionError(
+            f"{where} moved from {approved[:12]} (approved by triage) to {target.head[:12]}, which no longer "
+            "contains it; nothing was done. Comment `/foundry optimize` again to optimize the new head"
+        )
+    log.info("%s moved on to %s since triage; using the approved %s", where, target.head[:12], approved[:12])
+    return target.model_copy(update={"head": approved})
 
 
 def _collect(op: PlannedOperator, code: int, out_dir: Path, reports: list[RunReport]) -> PlannedOperator:
@@ -432,9 +468,9 @@ def _load_plan(artifacts: Path) -> Plan:
         raise ActionError(f"{artifacts / PLAN_FILE} is not a plan: {exc.errors()[0]['msg']}") from exc
 
 
-def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> int:
+def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS, *, approved: str | None = None) -> int:
     """Artifacts are data: the plan and reports are validated, refs re-checked against the checkout,
-    and the target re-derived from this job's own event."""
+    and the target re-derived from this job's own event, pinned to the commit triage approved."""
     api = parts.api_factory(env)
     if api is None:
         raise ActionError("publish needs GITHUB_TOKEN (contents: write, pull-requests: write)")
@@ -449,11 +485,18 @@ def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> in
     reports: list[RunReport] = []
     problem = ""
     try:
+        pinned = approved or env.extra.get("FOUNDRY_HEAD")
+        target = _pin(env, target, approved)
         plan = _load_plan(artifacts)
         if plan.target.model_copy(update={"head": target.head, "compare_base": target.compare_base}) != target:
             raise ActionError("the artifacts were made for another event than this one")
         if plan.target.head != target.head:
-            # a pull request moved on while the GPU job ran: publish what was optimized, which is
+            if pinned:
+                raise ActionError(
+                    f"the artifacts were made for {plan.target.head[:12]}, not for {target.head[:12]} "
+                    "that triage approved"
+                )
+            # no approved commit given (an older workflow): publish what was optimized only when it is
             # what this job checked out (the triage job's output), never a commit the plan names alone
             if git.commit("HEAD") != git.commit(plan.target.head):
                 raise ActionError("the artifacts were made for another commit than this checkout")
@@ -572,5 +615,5 @@ def run_all(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> in
             except GitHubApiError as exc:
                 log.warning("status comment not updated: %s", exc)
 
-    optimize(env, artifacts, parts, progress=progress, summary=False)
-    return publish(env, artifacts, parts)
+    optimize(env, artifacts, parts, progress=progress, summary=False, approved=target.head)
+    return publish(env, artifacts, parts, approved=target.head)

@@ -174,13 +174,23 @@ class Harness:
         return action.Parts(api_factory=self.api, optimizer=self.check_optimizer)
 
     # events ----------------------------------------------------------------------------------------
-    def env(self, name: str, payload: dict, sha: str, *, token: str | None = TOKEN) -> action.ActionEnv:
+    def env(
+        self,
+        name: str,
+        payload: dict,
+        sha: str,
+        *,
+        token: str | None = TOKEN,
+        ref: str | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> action.ActionEnv:
+        """GITHUB_SHA is sha; the checkout is at ref (actions/checkout's `ref:`), else at sha."""
         self._runs += 1
         run_dir = self.root / f"run{self._runs}"
         run_dir.mkdir()
         event_path = run_dir / "event.json"
         event_path.write_text(json.dumps(payload))
-        workspace = checkout(self.bare, run_dir / "workspace", sha)
+        workspace = checkout(self.bare, run_dir / "workspace", ref or sha)
         (run_dir / "summary.md").touch()
         (run_dir / "output.txt").touch()
         return action.ActionEnv(
@@ -195,6 +205,7 @@ class Harness:
             token=token,
             step_summary=run_dir / "summary.md",
             output=run_dir / "output.txt",
+            extra=dict(extra or {}),
         )
 
     def repository(self) -> dict:

@@ -128,3 +128,62 @@ def dispatch(bot, operator: str) -> dict:
         "repository": bot.repository(),
         "sender": {"login": "dev"},
     }
+
+
+# 4. time of check = time of use ------------------------------------------------------------------------
+def three_jobs(bot, number: int, tmp_path, *, between=None) -> tuple[int, int, object, str]:
+    """triage, then (after `between`) optimize and publish as the example workflow runs them: both check
+    out triage's `head` output and get it as FOUNDRY_HEAD; GITHUB_SHA is main's tip throughout."""
+    bot.fake.permissions.setdefault("alice", "write")
+    comment = bot.fake.add_comment(number, "/foundry optimize", "alice")
+    payload = bot.comment_payload(number, comment, pull=True)
+    main_sha = bot.branch_sha("main")
+    triage = bot.env("issue_comment", payload, main_sha)
+    assert bot.run("triage", triage) == 0
+    approved = read_outputs(triage)["head"]
+    if between is not None:
+        between()
+    artifacts = tmp_path / f"artifacts-{comment['id']}"
+    jobs = {"ref": approved, "extra": {"FOUNDRY_HEAD": approved}}
+    try:
+        optimized = bot.run("optimize", bot.env("issue_comment", payload, main_sha, **jobs), artifacts)
+    except Exception as exc:  # the optimize job fails (the CLI's error funnel turns it into exit 2)
+        optimized = str(exc)
+    publish_env = bot.env("issue_comment", payload, main_sha, **jobs)
+    return optimized, bot.run("publish", publish_env, artifacts), publish_env, approved
+
+
+def test_optimize_and_publish_use_the_commit_triage_approved(bot, tmp_path) -> None:
+    first_push(bot)
+    bot.candidates[OP] = kernel_source(3.0)
+    number, approved_head = feature_pull(bot, {OP: operator_source(3.0)})
+
+    def push_after_triage() -> None:  # a commit lands on the pull request while the GPU job queues
+        bot.dev.commit({OP: operator_source(4.0)}, "unreviewed change")
+        bot.dev.push("feature")
+
+    optimized, published, env, approved = three_jobs(bot, number, tmp_path, between=push_after_triage)
+    assert approved == approved_head and (optimized, published) == (0, 0)
+    made = bot.fake.open_pulls()[-1]
+    assert (made["head"], made["base"]) == ("foundry/feature/ops-scale", "feature")
+    assert bot.branch_sha("foundry/feature/ops-scale^") == approved_head
+    assert bot.branch_file("foundry/feature/ops-scale", OP) == operator_source(3.0)
+
+
+def test_a_pull_request_rewritten_after_triage_stops_the_run(bot, tmp_path) -> None:
+    first_push(bot)
+    bot.candidates[OP] = kernel_source(3.0)
+    number, approved_head = feature_pull(bot, {OP: operator_source(3.0)})
+
+    def rewrite() -> None:  # force-pushed: the approved commit is no longer part of the pull request
+        subprocess.run(["git", "-C", str(bot.dev.path), "reset", "-q", "--hard", "HEAD^"], check=True)
+        bot.dev.commit({OP: operator_source(3.0), "ops/evil.py": "import os\n"}, "rewritten")
+        bot.dev.push("feature", force=True)
+
+    optimized, published, env, _ = three_jobs(bot, number, tmp_path, between=rewrite)
+    assert "no longer contains it" in str(optimized) and published == 1
+    assert bot.optimized == [OP], "only the first push was optimized"
+    assert [p["head"] for p in bot.fake.open_pulls() if p["head"].startswith("foundry/")] == [MAIN_BRANCH]
+    status = next(c["body"] for c in bot.fake.comments.values() if "kernel-foundry:status" in c["body"])
+    assert "no longer contains it" in status and approved_head[:12] in status
+    assert bot.fake.reactions[-1]["content"] == "confused"
