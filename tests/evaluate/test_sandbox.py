@@ -258,48 +258,84 @@ SPINNER = (
 )
 
 
-@pytest.mark.parametrize("layer", LAYERS)
-def test_no_worker_outlives_a_killed_foundry_check(tmp_path, layer):
-    """SIGKILL `foundry check` while its candidate spins: its worker (and under bwrap the namespace) dies too."""
+# A candidate that starts a spinning process of its own (not the evaluator's child: no parent-death signal
+# reaches it), then spins itself. The static guard would refuse it: run through an evaluator with it off.
+GRANDCHILD = SPINNER.replace(
+    "        while x.numel() > 0:\n",
+    "        import subprocess, sys\n"
+    "        subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
+    "        while x.numel() > 0:\n",
+)
+DRIVER = """
+import sys
+from foundry.core.records import Candidate
+from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+from foundry.spec.loader import load_operator
+
+operator = load_operator(sys.argv[1])
+evaluator = CandidateEvaluator(operator, config=EvaluatorConfig(trials=2, static_guard=False), device="cpu")
+evaluator.evaluate(Candidate(id="spinner", source=open(sys.argv[2]).read()))
+"""
+
+
+def kill_and_count(tmp_path: Path, layer: str, source: str, how: str) -> list[int]:
+    """Start an evaluator of `source` (`foundry check`, or DRIVER), wait until `how` many marked processes
+    besides it run (its worker and whatever the candidate started), SIGKILL it, and return the marked
+    processes left 3 seconds later."""
     candidate = tmp_path / "spinner.py"
-    candidate.write_text(SPINNER)
+    candidate.write_text(source)
     marker = f"TRITON_FOUNDRY_TEST_MARK=spin-{os.urandom(4).hex()}"  # passes the child allowlist (TRITON_*)
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_KEY"))}
     env.update({"PYTHONPATH": str(ROOT / "bot"), "TRITON_INTERPRET": "1", sandbox.ENV: layer})
     env[marker.split("=")[0]] = marker.split("=")[1]
-    operator = CHEATS / "operators" / "softmax_rows.py"
-    check = subprocess.Popen(
-        [sys.executable, "-m", "foundry", "check", str(operator), str(candidate), "--json", "--trials", "2"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    operator = str(CHEATS / "operators" / "softmax_rows.py")
+    if how == "check":
+        argv = [sys.executable, "-m", "foundry", "check", operator, str(candidate), "--json", "--trials", "2"]
+    else:
+        argv = [sys.executable, "-c", DRIVER, operator, str(candidate)]
+    evaluator = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
-    def marked() -> list[int]:
+    def marked(needle: bytes = b"") -> list[int]:
         found = []
         for entry in Path("/proc").iterdir():
-            if entry.name.isdigit() and int(entry.name) != check.pid:
+            if entry.name.isdigit() and int(entry.name) != evaluator.pid:
                 try:
-                    if marker.encode() in (entry / "environ").read_bytes():
+                    if (
+                        marker.encode() in (entry / "environ").read_bytes()
+                        and needle in (entry / "cmdline").read_bytes()
+                    ):
                         found.append(int(entry.name))
                 except OSError:
                     pass
         return found
 
+    needle = b"foundry.evaluate.worker" if how == "check" else b"while True"
     try:
         deadline = time.monotonic() + 120
-        while not any(b"foundry.evaluate.worker" in Path(f"/proc/{p}/cmdline").read_bytes() for p in marked()):
-            assert time.monotonic() < deadline and check.poll() is None, "no worker started"
+        while not marked(needle):
+            assert time.monotonic() < deadline and evaluator.poll() is None, "the candidate never started"
             time.sleep(0.2)
         time.sleep(1.0)  # the candidate is spinning now
-        check.send_signal(signal.SIGKILL)
-        check.wait()
+        evaluator.send_signal(signal.SIGKILL)
+        evaluator.wait()
         deadline = time.monotonic() + 3
         while marked() and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert marked() == []
+        return marked()
     finally:
-        check.kill()
+        evaluator.kill()
         for pid in marked():
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_no_worker_outlives_a_killed_foundry_check(tmp_path, layer):
+    """SIGKILL `foundry check` while its candidate spins: its worker (and under bwrap the namespace) dies too."""
+    assert kill_and_count(tmp_path, layer, SPINNER, "check") == []
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_nothing_a_candidate_started_outlives_a_killed_evaluator(tmp_path, layer):
+    """The same with a process the candidate started (the reaper kills the worker's process group; under bwrap
+    the pid namespace ends with its first process)."""
+    assert kill_and_count(tmp_path, layer, GRANDCHILD, "driver") == []

@@ -179,6 +179,7 @@ class Child:
             os.close(result_r)
             os.close(result_w)
             raise
+        sandbox.reaper.hold(self.proc.pid)  # its process group dies with this process, however it ends
         os.close(result_w)
         theirs.close()
         self.results = os.fdopen(result_r, "rb")
@@ -306,6 +307,7 @@ class Child:
         # Whatever the candidate started ends with it: the seccomp filter keeps its processes in the child's
         # process group (no setsid, no setpgid), killed here before the child is reaped.
         self.kill()
+        sandbox.reaper.release(self.proc.pid)
         self.proc.wait()
         for reader in self.readers:
             reader.join(timeout=5)

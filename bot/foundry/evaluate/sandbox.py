@@ -17,7 +17,11 @@
   readable to it);
 - death with the evaluator: every worker is started from one long-lived thread (the kernel's parent-death
   signal fires when the *thread* that forked the child ends, and the evaluator spawns from several threads)
-  with PR_SET_PDEATHSIG(SIGKILL), checked against a parent that died before it was set.
+  with PR_SET_PDEATHSIG(SIGKILL), checked against a parent that died before it was set. What a candidate
+  starts itself is not its child's child of the evaluator and gets no such signal: a reaper process (one per
+  evaluator, in a session of its own) holds the process group of every live worker (seccomp keeps the
+  candidate's processes in it) and kills those groups when the evaluator's end of its pipe closes, however
+  the evaluator ended. Under bwrap the pid namespace dies with its first process as well.
 
 Imports only the standard library.
 """
@@ -206,3 +210,53 @@ def spawn(start: Callable[[], Any]) -> Any:
         if _spawner is None:
             _spawner = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="foundry-spawner")
     return _spawner.submit(start).result()
+
+
+# The reaper: reads "+PGID" and "-PGID" lines; at end of input (the evaluator is gone) kills every group left.
+REAPER = """
+import os, signal, sys
+groups = set()
+for line in sys.stdin:
+    sign, pgid = line[:1], int(line[1:])
+    (groups.add if sign == "+" else groups.discard)(pgid)
+for pgid in groups:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class Reaper:
+    """The evaluator's side of the reaper process (started on first use)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def send(self, line: str) -> None:
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-I", "-c", REAPER],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,  # a kill of the evaluator's process group leaves it to do its work
+                )
+            assert self.proc.stdin is not None
+            try:
+                self.proc.stdin.write(line.encode())
+                self.proc.stdin.flush()
+            except OSError:
+                log.warning("the reaper of candidate processes is gone: %s not registered", line.strip())
+
+    def hold(self, pgid: int) -> None:
+        """Kill process group `pgid` if this process ends before `release(pgid)`."""
+        self.send(f"+{pgid}\n")
+
+    def release(self, pgid: int) -> None:
+        self.send(f"-{pgid}\n")
+
+
+reaper = Reaper()
