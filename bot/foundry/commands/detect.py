@@ -9,7 +9,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from foundry.core.errors import FatalError
 from foundry.github.detect import detect
+from foundry.github.gitrepo import GitRepo
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +30,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = detect(Path(args.repo), base=args.base, head=args.head)
+    repo = Path(args.repo)
+    if args.base and set(args.base) != {"0"} and GitRepo(repo).commit(args.base) is None:
+        # The bot falls back to the first parent (a force push leaves it an unknown base); a user who named a
+        # revision meant that one.
+        raise FatalError(f"--base {args.base!r} is not a commit of the repository at {repo}")
+    result = detect(repo, base=args.base, head=args.head)
     if result.note:
         print(f"note: {result.note}", file=sys.stderr)
     shown = result.operators if args.all else result.wanted
