@@ -46,6 +46,9 @@ def test_export_then_import_into_a_fresh_file_gives_the_same_content(tmp_path: P
     table = pq.read_table(tmp_path / "lib.parquet")
     assert table.column_names == ["table", "key", "origin", "row"]
     assert table.schema.metadata[b"format"] == b"kernel-foundry-experience"
+    # exports move between machines: the metadata names the format and schema, no local path
+    assert set(table.schema.metadata) == {b"format", b"schema_version"}
+    assert not any(str(tmp_path).encode() in value for value in table.schema.metadata.values())
 
     fresh = ExperienceStore(tmp_path / "fresh.duckdb")
     imported = import_parquet(fresh, tmp_path / "lib.parquet")

@@ -62,11 +62,12 @@ def export_parquet(store: ExperienceStore, path: Path) -> ExchangeReport:
         return out
 
     snapshot = store.db.run(work)  # one transaction: a consistent snapshot
-    return write_rows(path, snapshot, source=str(store.path))
+    return write_rows(path, snapshot)
 
 
-def write_rows(path: Path, tables: Mapping[str, Sequence[Row]], *, source: str) -> ExchangeReport:
-    """Rows of any tables into one export file (atomically: a reader never sees half a file)."""
+def write_rows(path: Path, tables: Mapping[str, Sequence[Row]]) -> ExchangeReport:
+    """Rows of any tables into one export file (atomically: a reader never sees half a file). The metadata
+    names the format and schema only: exports move between machines, so no local path goes into them."""
     records: dict[str, list[str]] = {"table": [], "key": [], "origin": [], "row": []}
     for table, rows in tables.items():
         for row in rows:
@@ -74,7 +75,7 @@ def write_rows(path: Path, tables: Mapping[str, Sequence[Row]], *, source: str) 
             records["key"].append(row_key(table, row))
             records["origin"].append(row_origin(table, row))
             records["row"].append(row.model_dump_json())
-    metadata = {"format": FORMAT, "schema_version": str(SCHEMA_VERSION), "source": source}
+    metadata = {"format": FORMAT, "schema_version": str(SCHEMA_VERSION)}
     table = pa.table(records, schema=ARROW_SCHEMA.with_metadata(metadata))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")

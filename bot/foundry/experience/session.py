@@ -183,7 +183,7 @@ class RunSession:
         path = self.store.path.with_name(f"{self.store.path.name}.unsaved-{self.run_id}.parquet")
         best = fastest_per_key(best_row(row) for row in self.pending if row.verified)
         tables = {"runs": [run], "candidates": list(self.pending), "hint_uses": uses, "best_kernels": best}
-        write_rows(path, tables, source=str(path))
+        write_rows(path, tables)
         self.pending.clear()
         return path
 
