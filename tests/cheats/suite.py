@@ -9,11 +9,18 @@ Every candidate file declares what it is in a header of `# key: value` comments:
     # devices: cpu                      (where the cheat applies; default cpu and cuda)
     # isolate: cli                      (only run through `foundry check` in a subprocess)
     # uncaught: why the evaluator misses it today  (the test is a strict xfail)
+
+The honest LLM-style corpus (honest_llm/) has its own two-line header:
+
+    # honest: the styles the candidate shows (may continue on indented comment lines)
+    # operator: layer_norm              (a file in tests/cheats/operators/)
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
 import re
 import socket
 import textwrap
@@ -35,6 +42,7 @@ CANDIDATES = HERE / "candidates"
 GPU_CANDIDATES = HERE / "candidates_gpu"
 FAULTS = HERE / "faults"
 HONEST = HERE / "honest"
+HONEST_LLM = HERE / "honest_llm"
 HEADER = re.compile(r"^# (cheat|fault|operator|expect|config|devices|isolate|uncaught): ?(.*)$")
 # Honest candidate → its operator.
 HONEST_CASES = {
@@ -45,6 +53,11 @@ HONEST_CASES = {
     "scalar_loss": "scalar_loss",
 }
 TRIALS = 2  # correctness trials per evaluation (plus the operator's shape variants); 2 keeps "rewrite"
+HONEST_LLM_MIN_FILES = 32
+HONEST_LLM_MIN_VERIFIED = 0.95  # issue 25's bar: at least 95% of the honest LLM-style corpus is verified
+# Honest files the checker still refuses, each with the reason (file → rule and why it is a false positive).
+# Their per-file tests are non-strict xfails; the 95% bar still counts them as rejected.
+HONEST_LLM_KNOWN_REJECTED: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -131,6 +144,85 @@ def cases(folder: Path) -> list[Case]:
     return [parse_case(p) for p in sorted(folder.glob("*.py"))]
 
 
+HONEST_HEADER = re.compile(r"^# (honest|operator): ?(.*)$")
+
+
+@dataclass(frozen=True)
+class HonestCase:
+    """A correct candidate written the way LLMs write Triton: it must be verified."""
+
+    path: Path
+    style: str
+    operator: str
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def source(self) -> str:
+        return self.path.read_text()
+
+    def param(self) -> Any:
+        known = HONEST_LLM_KNOWN_REJECTED.get(self.name)
+        marks = [pytest.mark.xfail(strict=False, reason=f"checker gap: {known}")] if known else []
+        return pytest.param(self, id=self.name, marks=marks)
+
+
+def parse_honest(path: Path) -> HonestCase:
+    fields: dict[str, str] = {}
+    last = None
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        match = HONEST_HEADER.match(line)
+        if match:
+            last = match.group(1)
+            fields[last] = match.group(2).strip()
+        elif last is not None and line.startswith("#  "):
+            fields[last] += " " + line[1:].strip()
+    missing = [k for k in ("honest", "operator") if not fields.get(k)]
+    if missing:
+        raise ValueError(f"{path.name}: header lacks {missing}")
+    return HonestCase(path=path, style=fields["honest"], operator=fields["operator"])
+
+
+def honest_cases(folder: Path = HONEST_LLM) -> list[HonestCase]:
+    return [parse_honest(p) for p in sorted(folder.glob("*.py"))]
+
+
+class VerdictStore:
+    """Verdicts of the honest corpus shared by every test of one pytest session, xdist workers included:
+    whichever test reaches a candidate first evaluates it under a file lock and stores the verdict; the
+    others (the per-file test or the summary, on any worker) wait for the lock and read it. Each candidate is
+    evaluated once per session."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def get(self, case: HonestCase, evaluators: Evaluators) -> Verdict:
+        digest = hashlib.sha256(case.source.encode()).hexdigest()[:12]
+        path = self.folder / f"{case.name}-{digest}.json"
+        with open(self.folder / f"{case.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if path.is_file():
+                return Verdict.model_validate_json(path.read_text())
+            verdict = evaluators.get(case.operator).evaluate(candidate(case.source, case.name))
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(verdict.model_dump_json())
+            partial.replace(path)
+            return verdict
+
+
+def rejection_text(verdict: Verdict) -> str:
+    failure = verdict.failure
+    if failure is None:
+        return "VERIFIED"
+    evidence = failure.evidence.strip().splitlines()
+    return failure.headline() + (f"\n      evidence: {evidence[0][:200]}" if evidence else "")
+
+
 def candidate(source: str, name: str = "") -> Candidate:
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     return Candidate(id=f"{name or 'cand'}-{digest}", source=source, writer="manual")
@@ -152,8 +244,11 @@ class Evaluators:
             # the GPU machine (16 cores) the next child starts its imports and CUDA context ahead.
             gpu = self.device.startswith("cuda")
             settings = {"trials": TRIALS, "warm_pool": gpu, **dict(config)}
+            policy = str(settings.pop("policy", "strict"))  # `# config: policy=hybrid`
             loaded = load_operator(str(OPERATORS / f"{operator}.py"))
-            self.cache[key] = CandidateEvaluator(loaded, config=EvaluatorConfig(**settings), device=self.device)
+            self.cache[key] = CandidateEvaluator(
+                loaded, policy=policy, config=EvaluatorConfig(**settings), device=self.device
+            )
         return self.cache[key]
 
     def close(self) -> None:

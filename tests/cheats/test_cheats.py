@@ -22,12 +22,19 @@ from suite import (
     FAULTS,
     HONEST,
     HONEST_CASES,
+    HONEST_LLM_KNOWN_REJECTED,
+    HONEST_LLM_MIN_FILES,
+    HONEST_LLM_MIN_VERIFIED,
     OPERATORS,
     Case,
     Evaluators,
+    HonestCase,
+    VerdictStore,
     assert_rejected_as,
     candidate,
     cases,
+    honest_cases,
+    rejection_text,
 )
 
 pytestmark = pytest.mark.interp
@@ -36,6 +43,7 @@ CHEATS = cases(CANDIDATES)
 FAULT_CASES = cases(FAULTS)
 IN_PROCESS = [c for c in CHEATS if c.isolate is None]
 CLI_ONLY = [c for c in CHEATS if c.isolate == "cli"]
+HONEST_LLM_CASES = honest_cases()
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -44,6 +52,14 @@ def evaluators():
     pool = Evaluators(device="cpu")
     yield pool
     pool.close()
+
+
+@pytest.fixture(scope="session")
+def honest_verdicts(tmp_path_factory: pytest.TempPathFactory) -> VerdictStore:
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # shared by the session's workers
+    return VerdictStore(root / "honest_llm_verdicts")
 
 
 # -- the suite's own shape ----------------------------------------------------------------------------
@@ -122,6 +138,62 @@ def test_scalar_output_is_not_reported_weak(evaluators: Evaluators):
     verdict = evaluators.get("scalar_loss").evaluate(candidate((HONEST / "scalar_loss.py").read_text(), "scalar"))
     assert verdict.verified
     assert not any(w.rule == "weak_check" for w in verdict.warnings), [w.message for w in verdict.warnings]
+
+
+# -- the honest LLM-style corpus (issue 25: at least 95% verified) ------------------------------------
+
+# Styles the corpus must keep showing: (what, a fragment of source that shows it, how many files at least).
+HONEST_STYLES = (
+    ("multi-config autotune", "@triton.autotune(", 5),
+    ("heuristics", "@triton.heuristics(", 4),
+    ("autograd.Function", ".apply(", 3),
+    ("atomics", "tl.atomic_add(", 4),
+    ("nn.Sequential submodules", "nn.Sequential(", 2),
+    ("nn.ModuleList", "nn.ModuleList(", 1),
+    ("module-level config dict", "_CONFIG = ", 3),
+    ("grid lambda over meta", "lambda meta", 4),
+    ("__main__ block", 'if __name__ == "__main__":', 2),
+    ("reset_parameters", "def reset_parameters(", 2),
+    ("tensor.chunk", ".chunk(", 2),
+    ("a variable named input", "input = ", 2),
+    ("a variable named id", "id = tl.program_id", 2),
+)
+
+
+def test_honest_llm_corpus_shape():
+    assert len(HONEST_LLM_CASES) >= HONEST_LLM_MIN_FILES
+    assert set(HONEST_LLM_KNOWN_REJECTED) <= {c.name for c in HONEST_LLM_CASES}, "a known rejection names no file"
+    for case in HONEST_LLM_CASES:
+        source = case.source
+        assert "@triton.jit" in source and "class ModelNew" in source, case.name
+        assert (OPERATORS / f"{case.operator}.py").is_file(), f"{case.name}: no operator {case.operator}"
+    sources = [c.source for c in HONEST_LLM_CASES]
+    for what, fragment, least in HONEST_STYLES:
+        shown = sum(fragment in source for source in sources)
+        assert shown >= least, f"the corpus shows {what} in {shown} files (at least {least})"
+
+
+@pytest.mark.parametrize("case", [c.param() for c in HONEST_LLM_CASES])
+def test_honest_llm_candidate_is_verified(case: HonestCase, evaluators: Evaluators, honest_verdicts: VerdictStore):
+    verdict = honest_verdicts.get(case, evaluators)
+    evidence = verdict.failure.evidence if verdict.failure else ""
+    assert verdict.verified, f"{case.name} ({case.style}): false rejection: {rejection_text(verdict)}\n{evidence}"
+    assert verdict.triton_launches > 0
+    assert "runtime guard (strict)" in verdict.checks_passed
+
+
+def test_honest_llm_corpus_is_at_least_95_percent_verified(evaluators: Evaluators, honest_verdicts: VerdictStore):
+    """The bar of issue 25. Reuses the per-file tests' verdicts (any worker) and evaluates what they have
+    not; prints every rejected file with its diagnosis (pytest -rP or -s shows it when the test passes)."""
+    verdicts = {case.name: honest_verdicts.get(case, evaluators) for case in HONEST_LLM_CASES}
+    rejected = {name: verdict for name, verdict in verdicts.items() if not verdict.verified}
+    verified = len(verdicts) - len(rejected)
+    rate = verified / len(verdicts)
+    lines = [f"honest LLM-style corpus: {verified}/{len(verdicts)} verified ({rate:.1%})"]
+    lines += [f"  REJECTED {name}: {rejection_text(verdict)}" for name, verdict in sorted(rejected.items())]
+    report = "\n".join(lines)
+    print(report)
+    assert rate >= HONEST_LLM_MIN_VERIFIED, report
 
 
 # -- faults ------------------------------------------------------------------------------------------
