@@ -62,7 +62,7 @@ def test_a_call_with_work_on_another_stream_fails_the_runtime_guard():
         "launches": 1,
         "ops": {},
         "threads": 0,
-        "deterministic": True,
+        "poisoned": True,
         "violations": [],
         "foreign_streams": ["_softmax_kernel on stream 0x20, not the caller's 0x10"],
     }

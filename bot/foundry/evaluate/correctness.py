@@ -181,6 +181,34 @@ def trivial_answers(ref: torch.Tensor, inputs: list[object]) -> list[tuple[str, 
     return answers
 
 
+def magnitude(ref: torch.Tensor) -> float:
+    """The output's mean magnitude (non-finite values counted as 0)."""
+    return float(ref.detach().abs().double().nan_to_num(0.0, 0.0, 0.0).mean()) if ref.numel() else 0.0
+
+
+def strengthened(ref: torch.Tensor, tol: Tolerance, scale: float) -> Tolerance:
+    """tol with atol at most `scale` × the output's mean magnitude (a floating output's; others keep tol)."""
+    if not ref.is_floating_point():
+        return tol
+    signal = magnitude(ref)
+    return Tolerance(atol=min(tol.atol, scale * signal), rtol=tol.rtol) if signal > 0 else tol
+
+
+def unusable(refs: list[torch.Tensor]) -> str | None:
+    """Why reference outputs cannot judge a trial of transformed inputs (None: they can): a floating output
+    with a non-finite value (the inputs left the operator's domain, or overflowed its precision), or with one
+    value everywhere (saturated: any constant would pass)."""
+    for k, ref in enumerate(refs):
+        if not (ref.is_floating_point() or ref.is_complex()):
+            continue
+        if not bool(torch.isfinite(ref).all()):
+            return f"output {k} is not finite"
+        flat = ref.detach().reshape(-1)
+        if flat.numel() > 1 and bool((flat == flat[0]).all()):
+            return f"output {k} holds one value everywhere"
+    return None
+
+
 @dataclass(frozen=True)
 class ProbeResult:
     tolerances: list[Tolerance]  # per output, possibly strengthened
@@ -200,8 +228,8 @@ def probe(refs: list[torch.Tensor], inputs: list[object], tol: Tolerance, scale:
         if not ref.is_floating_point():
             tolerances.append(tol)
             continue
-        signal = float(ref.detach().abs().double().nan_to_num(0.0, 0.0, 0.0).mean()) if ref.numel() else 0.0
-        strong = Tolerance(atol=min(tol.atol, scale * signal), rtol=tol.rtol) if signal > 0 else tol
+        signal = magnitude(ref)
+        strong = strengthened(ref, tol, scale)
         tolerances.append(strong)
         answers = trivial_answers(ref, inputs)
         passing = [n for n, a in answers if compare(a, ref, tol, kind=FailureKind.MISMATCH, what="probe") is None]

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from foundry.core.records import (
     Candidate,
@@ -38,7 +39,7 @@ from foundry.core.records import (
     Verdict,
 )
 from foundry.evaluate import exchange, jobfiles, landlock
-from foundry.evaluate.correctness import Tolerance, compare, probe
+from foundry.evaluate.correctness import Tolerance, compare, probe, strengthened, unusable
 from foundry.evaluate.device_lock import Admission, DeviceGate, DeviceLock, gpu_lock_path
 from foundry.evaluate.isolation import (
     ChildOutcome,
@@ -48,7 +49,7 @@ from foundry.evaluate.isolation import (
     run_child,
     scrub,
 )
-from foundry.evaluate.runtime_guard import describe_violations, rule_name
+from foundry.evaluate.runtime_guard import describe_violations, op_identity, rule_name
 from foundry.evaluate.static_guard import StaticGuard
 from foundry.rules.loader import Rules, load_rules
 from foundry.spec.loader import LoadedOperator
@@ -61,6 +62,11 @@ REVERIFY_TIMING_TRIALS = 200
 REVERIFY_RUNS = 3  # timing runs of a finalist on a GPU (odd: the median is one run's time)
 GPU_SEARCH_CONCURRENCY = 4  # candidates in flight per GPU during a search (`--workers`)
 NOT_MEASURED = "not measured: no CUDA device (candidates ran under the Triton interpreter); timing needs a GPU"
+# Transformed trials (CandidateEvaluator.transformed): inputs scaled by LARGE and by SMALL, and offset by
+# OFFSET times their mean magnitude.
+LARGE = 1e3
+SMALL = 1e-3
+OFFSET = 3.0
 
 
 @dataclass
@@ -101,7 +107,7 @@ class Prepared:
     """One candidate's secret side of a job: what the worker gets (payload, and on a GPU the shared device
     buffers) and what its outputs are judged against."""
 
-    payload: dict[str, Any]  # job.pt: init arguments, the perturbed state, trial inputs (None where shared)
+    payload: dict[str, Any]  # job.pt: init arguments and the perturbed state (what building the candidate needs)
     refs: list[list[torch.Tensor]]  # reference outputs per trial, on the evaluator's device
     model: nn.Module
     containers: list[str]  # the reference's output container per trial
@@ -110,6 +116,13 @@ class Prepared:
     calls: list[list[torch.Tensor]] = field(default_factory=list)  # output buffers per call of the plan
     after: list[list[torch.Tensor]] = field(default_factory=list)  # per call after the timing run
     descriptors: dict[str, Any] = field(default_factory=dict)  # job.json's "exchange"
+    # trials.pt, written once the candidate is built: trial inputs (None where shared) and, where the plan ends
+    # with a reweighted call, the state its reference ran with
+    sent: dict[str, Any] = field(default_factory=dict)
+    described: list[list[dict[str, Any]]] = field(default_factory=list)  # job.json's "inputs": shapes only
+    notes: list[str] = field(default_factory=list)  # per trial, how its inputs were made ("" for plain ones)
+    tolerances: dict[int, list[Tolerance]] = field(default_factory=dict)  # trials judged with their own
+    reweighted: bool = False  # the last trial runs after the parameters are changed in place
 
     def held_bytes(self) -> int:
         refs = sum(t.numel() * t.element_size() for r in self.refs for t in r)
@@ -280,6 +293,33 @@ def as_outputs(out: Any) -> list[torch.Tensor]:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
+def strided(x: torch.Tensor) -> torch.Tensor:
+    """x's values in a non-contiguous view: the last two dimensions transposed in memory (a view of a
+    transposed buffer), or for fewer dimensions every other element of a buffer twice as long."""
+    if x.dim() >= 2 and x.shape[-1] > 1 and x.shape[-2] > 1:
+        view = torch.empty(*x.shape[:-2], x.shape[-1], x.shape[-2], dtype=x.dtype, device=x.device).transpose(-1, -2)
+    elif x.dim() >= 1 and x.shape[-1] > 1:
+        view = torch.empty(*x.shape[:-1], 2 * x.shape[-1], dtype=x.dtype, device=x.device)[..., ::2]
+    else:
+        return x
+    return view.copy_(x)
+
+
+class ReferenceOps(TorchDispatchMode):
+    """The ops the reference runs, by their rules/runtime.yaml names (runtime_guard.rule_name: aten ops only),
+    for the hybrid policy's grant."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: set[str] = set()
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        name = rule_name(op_identity(func))
+        if name is not None:
+            self.ops.add(name)
+        return func(*args, **(kwargs or {}))
+
+
 class CandidateEvaluator:
     """Evaluates candidates for one operator. Thread-safe; on a GPU evaluations are serialized."""
 
@@ -306,18 +346,19 @@ class CandidateEvaluator:
         self.guard = StaticGuard(self.rules.guard)
         base = self.rules.tolerance.for_precision(operator.spec.precision)
         self.tolerance = Tolerance(base.atol, base.rtol)
-        allowed = set(self.rules.runtime.strict_ops())
-        if policy == "hybrid":
-            allowed |= set(self.rules.runtime.hybrid_default) | set(operator.spec.hybrid_ops)
-        self.allowed_ops = frozenset(allowed)
-        self.library_ops = self.allowed_ops - set(self.rules.runtime.strict_ops())  # reported as library work
+        self.reference_lock = threading.Lock()
+        # Until the reference has run once (prepare_job), the grant holds no op of its own: see grant.
+        self.reference_ops: frozenset[str] | None = None
+        self.allowed_ops: frozenset[str] = frozenset()
+        self.library_ops: frozenset[str] = frozenset()
+        self.grant(frozenset())
+        self.reference_ops = None
         self.trials = self.config.trials or self.rules.tolerance.trials
         self.timeout_s = self.config.timeout_s or (600.0 if self.device == "cpu" else 180.0)
         self.concurrency = max(1, self.config.gpu_concurrency) if self.is_cuda else 1
         self.admission = Admission(self.concurrency)  # fewer in flight after running out of memory beside others
         # correctness runs share the GPU, a timing run has it alone (also against other processes)
         self.device_lock = DeviceLock(gpu_lock_path(self.device_index or 0) if self.is_cuda else None)
-        self.reference_lock = threading.Lock()
         self.reference_timing: ReferenceTiming | None = None
         self.warm: tuple[nn.Module, list[Any], Any, Exception | None] | None = None  # warm_reference
         self.probe_tolerances: list[Tolerance] | None = None
@@ -459,15 +500,19 @@ class CandidateEvaluator:
         refs: list[list[torch.Tensor]] = []
         containers: list[str] = []
         inputs_shared: list[list[dict[str, Any] | None]] = []
+        described: list[list[dict[str, Any]]] = []
+        notes: list[str] = []
         first: list[Any] = []
 
-        def add(inputs: list[Any]) -> None:
+        def add(inputs: list[Any], note: str = "", out: Any = None) -> None:
             nonlocal first
             on_device = to_device(inputs, self.device)
-            with torch.no_grad():
-                out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in on_device])
+            if out is None:
+                out = self.run_reference(model, on_device)
             containers.append(type(out).__name__)
             refs.append([t.detach().clone() if self.is_cuda else t.detach() for t in as_outputs(out)])
+            described.append(jobfiles.describe_inputs(on_device))
+            notes.append(note)
             if shared is None:
                 hosted.append(to_device(inputs, "cpu"))
             else:
@@ -492,19 +537,28 @@ class CandidateEvaluator:
                 variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
             for variant in variants:
                 add(variant)
+            torch.manual_seed(secrets.randbits(62))
+            transformed_at = len(refs)
+            for note, inputs, out in self.transformed(model, self.generated(lambda: op.inputs(self.small))):
+                add(inputs, note, out)
+            tolerances = {t: self.trial_tolerances(refs[t]) for t in range(transformed_at, len(refs))}
+            torch.manual_seed(secrets.randbits(62))
+            reweights = self.reweighted(model, self.generated(lambda: op.inputs(self.small)), add)
             payload = {
                 "init": op.init_inputs(self.small),
                 "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
-                "trials": hosted,
             }
             prepared = Prepared(payload, refs, model, containers, first, shared)
+            prepared.sent = {"trials": hosted, "reweighted": reweights}
+            prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
+            prepared.reweighted = reweights is not None
             if shared is not None:
                 if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
                     prepared.first = [
                         torch.empty_like(x, device="meta") if isinstance(x, torch.Tensor) else x for x in first
                     ]
                 calls, after = [], []
-                for _, trial in exchange.call_plan(self.trials, len(refs)):
+                for _, trial in exchange.call_plan(self.trials, len(refs), prepared.reweighted):
                     views, descs = shared.outputs(refs[trial])  # none for outputs it cannot share: the file
                     prepared.calls.append(views)
                     calls.append(descs)
@@ -519,6 +573,97 @@ class CandidateEvaluator:
             if shared is not None:
                 shared.close()
             raise
+
+    def run_reference(self, model: nn.Module, inputs: list[Any]) -> Any:
+        """The reference's outputs on (a copy of) inputs. The first run also records the aten ops it runs: under
+        the hybrid policy those on the eligible list are the library ops the candidate may keep."""
+        copies = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        with torch.no_grad():
+            if self.reference_ops is not None:
+                return model(*copies)
+            recorder = ReferenceOps()
+            with recorder:
+                out = model(*copies)
+            self.grant(frozenset(recorder.ops))
+            return out
+
+    def grant(self, reference_ops: frozenset[str]) -> None:
+        """The ops a candidate may run outside Triton: the strict lists, and under the hybrid policy the
+        eligible library ops (rules/runtime.yaml hybrid_default) that the operator's own reference runs, plus
+        those its file declares (FOUNDRY_HYBRID_OPS)."""
+        with self.reference_lock:
+            self.reference_ops = reference_ops
+            strict = set(self.rules.runtime.strict_ops())
+            allowed = set(strict)
+            if self.policy == "hybrid":
+                eligible = set(self.rules.runtime.hybrid_default)
+                allowed |= (eligible & reference_ops) | set(self.operator.spec.hybrid_ops)
+            self.allowed_ops = frozenset(allowed)
+            self.library_ops = self.allowed_ops - strict  # reported as library work
+
+    def transformed(self, model: nn.Module, inputs: list[Any]) -> list[tuple[str, list[Any], Any]]:
+        """Trials whose floating-point inputs are moved within the operator's domain: signs flipped at random
+        (and laid out non-contiguously), scaled by 1e3 and by 1e-3, offset. A kernel right only for one input
+        distribution or one layout (a copy passing for ReLU on non-negative inputs, an exp that overflows at
+        scale, a kernel that assumes contiguous rows) fails one. Each group's first form the reference accepts
+        is used (finite outputs, not one value everywhere: correctness.unusable): (note, inputs, reference
+        outputs)."""
+        floats = [isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 0 for x in inputs]
+        if not any(floats):
+            return []
+
+        def each(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:
+            return [fn(x) if f else x for x, f in zip(inputs, floats, strict=True)]
+
+        def offset(x: torch.Tensor) -> torch.Tensor:
+            spread = float(x.detach().abs().double().mean())
+            return x + OFFSET * (spread if spread > 0 else 1.0)
+
+        def flipped(x: torch.Tensor) -> torch.Tensor:  # half the signs, at random: all-negative inputs to a
+            signs = torch.randint(0, 2, x.shape, device=x.device).to(x.dtype) * 2 - 1  # ReLU would give zeros
+            return x * signs
+
+        groups = [
+            [
+                ("signs flipped, non-contiguous", lambda: each(lambda x: strided(flipped(x)))),
+                ("inputs non-contiguous", lambda: each(strided)),
+                ("signs flipped", lambda: each(flipped)),
+            ],
+            [(f"inputs x{LARGE:g}", lambda: each(lambda x: x * LARGE))],
+            [(f"inputs x{SMALL:g}", lambda: each(lambda x: x * SMALL))],
+            [("inputs offset", lambda: each(offset))],
+        ]
+        found: list[tuple[str, list[Any], Any]] = []
+        for group in groups:
+            for note, make in group:
+                candidate = make()
+                try:
+                    out = self.run_reference(model, to_device(candidate, self.device))
+                except Exception:  # the reference refuses these inputs: not a trial
+                    continue
+                if unusable([t for t in as_outputs(out) if isinstance(t, torch.Tensor)]) is None:
+                    found.append((note, candidate, out))
+                    break
+        return found
+
+    def trial_tolerances(self, refs: list[torch.Tensor]) -> list[Tolerance]:
+        """A transformed trial's tolerance per output: the operator's, with atol scaled to that trial's own
+        outputs (inputs scaled by 1e-3 have outputs far below the first trial's)."""
+        return [strengthened(r, self.tolerance, self.rules.tolerance.probe_scale) for r in refs]
+
+    def reweighted(
+        self, model: nn.Module, inputs: list[Any], add: Callable[[list[Any], str, Any], None]
+    ) -> dict[str, torch.Tensor] | None:
+        """The state of the plan's last call: the parameters and floating buffers moved again (the worker
+        writes them in place, as an optimizer step does); that trial's reference runs with them. None for a
+        model without floating state."""
+        state = [t for t in list(model.parameters()) + list(model.buffers()) if t.is_floating_point()]
+        if not state:
+            return None
+        moved = copy.deepcopy(model)
+        perturb_(moved, self.config.perturbation, torch.Generator().manual_seed(secrets.randbits(62)))
+        add(inputs, "parameters changed in place", self.run_reference(moved, to_device(inputs, self.device)))
+        return {k: v.detach().to("cpu") for k, v in moved.state_dict().items()}
 
     def probe_once(self, refs: list[torch.Tensor], inputs: list[Any]) -> None:
         """The trivial-answer probes, on the first trial this evaluator prepares."""
@@ -551,9 +696,11 @@ class CandidateEvaluator:
 
     def auto_variants(self, model: nn.Module, inputs: list[Any]) -> list[list[Any]]:
         """Without declared variants, vary the shapes ourselves where the reference allows it: the batch
-        dimension one smaller and 2n+1 (odd, past the next power of two) and, for operators without
-        parameters, the last dimension likewise. These catch kernels specialized to the one declared
-        shape, or bounded by it."""
+        dimension one smaller and 2n+1 (odd, past the next power of two); for operators without parameters,
+        the last dimension likewise; and one inner dimension one smaller (the innermost of those between the
+        first and the last that the reference accepts changed: a square spatial input becomes non-square).
+        These catch kernels specialized to the one declared shape, bounded by it, or that take one dimension
+        for another."""
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         found: list[list[Any]] = []
         if tensors and all(t.dim() >= 1 and t.shape[0] == tensors[0].shape[0] > 1 for t in tensors):
@@ -565,14 +712,26 @@ class CandidateEvaluator:
             found.append(
                 [torch.cat([x, x.flip(-1), x[..., :1]], dim=-1) if isinstance(x, torch.Tensor) else x for x in inputs]
             )
-        usable = []
-        for variant in found:
+
+        def accepted(variant: list[Any]) -> bool:
             try:
                 with torch.no_grad():
                     model(*to_device([x.clone() if isinstance(x, torch.Tensor) else x for x in variant], self.device))
             except Exception:  # the reference itself does not accept this shape: not a variant
-                continue
-            usable.append(variant)
+                return False
+            return True
+
+        usable = [variant for variant in found if accepted(variant)]
+        rank = tensors[0].dim() if tensors else 0
+        if rank >= 3 and all(t.dim() == rank for t in tensors):
+            for dim in range(rank - 2, 0, -1):
+                if all(t.shape[dim] == tensors[0].shape[dim] > 2 for t in tensors):
+                    inner = [
+                        x.narrow(dim, 0, x.shape[dim] - 1).clone() if isinstance(x, torch.Tensor) else x for x in inputs
+                    ]
+                    if accepted(inner):
+                        usable.append(inner)
+                        break
         return usable
 
     def run_isolated(
@@ -621,6 +780,8 @@ class CandidateEvaluator:
                     "static_compile": self.config.static_compile,
                     "tf32": self.tf32,
                     "after_trials": self.after_trials,
+                    "inputs": prepared.described,  # shapes, strides and dtypes only (the compile ahead's)
+                    "reweighted": prepared.reweighted,
                     "timing": {
                         "trials": self.config.timing_trials,
                         "warmup": self.config.timing_warmup,
@@ -637,8 +798,9 @@ class CandidateEvaluator:
                 compiled = None
                 after_checked, stale = False, None
 
-                def ready() -> None:
+                def ready() -> None:  # the candidate is built: only now its trials' inputs exist for it
                     marks["loaded"] = time.monotonic()
+                    jobfiles.write_trials(prepared.sent, jobdir)
                     hold("held")
 
                 def decide(message: dict[str, Any]) -> bool:
@@ -763,7 +925,7 @@ class CandidateEvaluator:
         outputs = self.worker_outputs(jobdir / "outputs.pt")
         shared = delivered([c.get("delivered") for c in calls], prepared.calls, len(calls))
         failures: list[Diagnosis] = []
-        plan = exchange.call_plan(self.trials, len(refs))
+        plan = exchange.call_plan(self.trials, len(refs), prepared.reweighted)
         if [(c.get("label"), c.get("trial")) for c in calls] != plan or len(outputs) != len(calls):
             failures.append(
                 Diagnosis(
@@ -782,14 +944,19 @@ class CandidateEvaluator:
             "moved": "when the same inputs sit at other addresses",
             "rewrite": "when new inputs are written into the same buffers",
             "fresh": "on new inputs after all other calls",
+            "reweighted": "when the parameters were changed in place (a kernel kept values derived from them)",
         }
-        for call, mapped, on_device in zip(calls, outputs, shared, strict=True):
+        for c, (call, mapped, on_device) in enumerate(zip(calls, outputs, shared, strict=True)):
             out = self.onto_device(mapped, on_device)  # one call's outputs on the device at a time
             label, trial = call["label"], call["trial"]
             expected = refs[trial]
             what = f"trial {trial}" if label == "trial" else f"{label} call (expects trial {trial})"
+            note = prepared.notes[trial] if trial < len(prepared.notes) else ""
+            what += f" ({note})" if note and label == "trial" else ""
+            what += ", grad enabled" if exchange.grad_enabled(c) else ""
             container = containers[trial] if trial < len(containers) else None
-            diag = self.check_call(call, out, expected, tolerances, what, label, state_kinds, container)
+            judged_with = prepared.tolerances.get(trial, tolerances) if label == "trial" else tolerances
+            diag = self.check_call(call, out, expected, judged_with, what, label, state_kinds, container)
             if diag is not None:
                 failures.append(diag)
                 break
@@ -802,7 +969,13 @@ class CandidateEvaluator:
                 "full coverage (NaN poison)",
                 f"{len([c for c in calls if c['label'] == 'trial'])} trials within tolerance",
                 "independent of call count and buffer addresses",
+                "grad enabled and disabled",
             ]
+            transformed = [prepared.notes[t] for t in sorted(prepared.tolerances)]
+            if transformed:
+                checks.append(f"transformed inputs ({'; '.join(transformed)})")
+            if prepared.reweighted:
+                checks.append("parameters changed in place")
             if self.probe_notes:
                 checks.append("trivial-answer probes (check strengthened)")
             else:
@@ -989,7 +1162,7 @@ class CandidateEvaluator:
                     rule="threads",
                     message=f"{what}: forward left {call['threads']} extra thread(s) running",
                 )
-            if not call["deterministic"]:
+            if not call.get("poisoned"):
                 return Diagnosis(
                     stage=Stage.RUNTIME_GUARD,
                     kind=FailureKind.RUNTIME_GUARD,

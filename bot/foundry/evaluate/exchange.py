@@ -64,19 +64,30 @@ class ExchangeError(RuntimeError):
     """The CUDA runtime refused an exchange call (the evaluator then sends files instead)."""
 
 
-def call_plan(default_trials: int, trials: int) -> list[tuple[str, int]]:
+def call_plan(default_trials: int, trials: int, reweighted: bool = False) -> list[tuple[str, int]]:
     """The worker's correctness calls in order, as (label, trial whose reference the outputs must match):
     the default-shape trials; new contents written into the buffers the last call used (a cache keyed on
-    addresses returns stale results); the declared shape variants; trial 0 again, and at new addresses; last,
-    new contents at new addresses after every other call."""
+    addresses returns stale results); the declared shape variants and the transformed trials; trial 0 again,
+    and at new addresses; new contents at new addresses after every other call; last, where `reweighted`, the
+    last trial's inputs after the module's parameters were changed in place to the values that trial's
+    reference ran with (a kernel that kept anything derived from the weights returns stale results)."""
+    regular = trials - 1 if reweighted else trials
     plan = [("trial", i) for i in range(default_trials)]
     if default_trials > 1:
         plan.append(("rewrite", 0))
-    plan += [("trial", i) for i in range(default_trials, trials)]
+    plan += [("trial", i) for i in range(default_trials, regular)]
     plan += [("repeat", 0), ("moved", 0)]
     if default_trials > 1:
         plan.append(("fresh", 1))
+    if reweighted:
+        plan.append(("reweighted", trials - 1))
     return plan
+
+
+def grad_enabled(call: int) -> bool:
+    """Whether call `call` of the plan runs with autograd enabled: every other one, as modules are called in
+    use (training and inference), so that a kernel cannot tell a checked call by its grad mode."""
+    return call % 2 == 1
 
 
 class _Location(ctypes.Structure):  # CUmemLocation

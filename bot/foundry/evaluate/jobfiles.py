@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import linecache
+import os
+import secrets
 import sys
 import types
 from pathlib import Path
@@ -73,13 +75,73 @@ def read_checked(jobdir: Path, names: tuple[str, ...], expected: str) -> list[by
     return blobs
 
 
-def load_candidate(source: str, path: str, name: str = "foundry_candidate") -> types.ModuleType:
+TRIALS = "trials.pt"  # the trial inputs: written only once the candidate is built (write_trials)
+SCALARS = (int, bool, type(None), str)  # non-tensor inputs a shape description keeps as they are
+
+
+def module_name() -> str:
+    """A fresh, unpredictable name for a candidate's module: its code cannot tell a check from use by it."""
+    return "m" + secrets.token_hex(6)
+
+
+def load_candidate(source: str, path: str, name: str | None = None) -> types.ModuleType:
     """The candidate's module from its checked source (not from the file again): its lines are seeded into
     linecache, where Triton's @jit and tracebacks read a function's source, with no mtime so that no later
-    check goes back to the file."""
+    check goes back to the file. name: the module's name (default: module_name(), different every load)."""
+    name = name or module_name()
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     module = types.ModuleType(name)
     module.__file__ = path
     sys.modules[name] = module
     exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the untrusted code, in its child
     return module
+
+
+def describe_inputs(inputs: list[Any]) -> list[dict[str, Any]]:
+    """A trial's inputs as the worker may know them before the call (job.json): each tensor's shape, strides
+    and dtype, each int, bool, None or string as it is, anything else as unknown. No tensor's values."""
+    described: list[dict[str, Any]] = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            dtype = str(x.dtype).removeprefix("torch.")
+            described.append({"shape": list(x.shape), "stride": list(x.stride()), "dtype": dtype})
+        elif isinstance(x, SCALARS):
+            described.append({"value": x})
+        else:
+            described.append({"unknown": type(x).__name__})
+    return described
+
+
+def meta_inputs(described: list[dict[str, Any]]) -> list[Any] | None:
+    """Meta tensors (shapes, strides and dtypes only) and plain values from describe_inputs; None where an
+    input's kind is unknown."""
+    inputs: list[Any] = []
+    for d in described:
+        if "shape" in d:
+            dtype = getattr(torch, str(d["dtype"]), None)
+            if not isinstance(dtype, torch.dtype):
+                return None
+            inputs.append(torch.empty_strided(d["shape"], d["stride"], dtype=dtype, device="meta"))
+        elif "value" in d:
+            inputs.append(d["value"])
+        else:
+            return None
+    return inputs
+
+
+def write_trials(obj: Any, jobdir: Path) -> None:
+    """The trials file, written under a fresh name (O_EXCL: never through a link the candidate left there)
+    and renamed over whatever has the file's name (a rename replaces a link, it does not follow it)."""
+    fresh = jobdir / f".{TRIALS}.{secrets.token_hex(8)}"
+    with open(fresh, "xb") as f:
+        torch.save(obj, f)
+    os.replace(fresh, jobdir / TRIALS)
+
+
+def take_trials(jobdir: Path, mapped: bool = False) -> Any:
+    """The worker's trials file, read and removed: no later candidate code finds it on disk."""
+    path = jobdir / TRIALS
+    try:
+        return load(path, mapped=mapped)
+    finally:
+        path.unlink(missing_ok=True)

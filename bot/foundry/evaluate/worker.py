@@ -18,8 +18,6 @@ import types
 from pathlib import Path
 from typing import Any
 
-DRY_MODULE = "foundry_candidate_dry"  # the copy of the candidate's module that compile_ahead runs
-
 CRASH_MARKERS = (
     "illegal memory access",
     "misaligned address",
@@ -187,39 +185,17 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     # library convolutions (hybrid policy) at the operator's precision: no TF32 for fp32 operators
     torch.backends.cudnn.allow_tf32 = bool(job.get("tf32", False))
     from foundry.evaluate import interp_autotune, jobfiles, timing  # binds the timer before candidate code runs
-    from foundry.evaluate.exchange import call_plan, deliver
+    from foundry.evaluate.exchange import call_plan, deliver, grad_enabled
     from foundry.evaluate.runtime_guard import LaunchRecorder, OpLog, live_threads
 
     recorder = LaunchRecorder()
     recorder.install()
     interp_autotune.install()  # CPU: multi-config @triton.autotune runs each config in turn
-    # CPU tensors (mapped from /dev/shm on a GPU machine: every trial is copied to the device before use)
+    # What building the candidate needs: the constructor's arguments and the (perturbed) state. No trial's
+    # inputs exist where candidate code could read them until it is built (imported, constructed, its state
+    # loaded and on a GPU compiled ahead): they arrive after "run" (receive_trials).
     data = jobfiles.load(jobdir / "job.pt", mapped=device == "cuda")
-    shared = job.get("exchange")
-    call_buffers: list[list[Any] | None] = []
-    after_buffers: list[list[Any] | None] = []
-    if shared:
-        # The evaluator's device buffers: trial inputs (in place of the file's placeholders, copied before any
-        # call like the file's) and, per call, the buffers its outputs go to.
-        from foundry.evaluate import exchange
-
-        fds: list[int] = []
-        try:
-            fds = channel.receive_fds(int(shared["fds"]))
-            for trial, descs in zip(data["trials"], shared["inputs"], strict=True):
-                for i, desc in enumerate(descs):
-                    if desc is not None:
-                        trial[i] = exchange.open_shared(desc, fds)
-            call_buffers = [[exchange.open_shared(d, fds) for d in call] for call in shared["calls"]]
-            after_buffers = [[exchange.open_shared(d, fds) for d in call] for call in shared["after"]]
-        except Exception as exc:  # no verdict on the candidate: the evaluator sends files from then on
-            why = f"the evaluator's device buffers did not open in the worker: {type(exc).__name__}: {exc}"
-            error = jobfiles.no_verdict("exchange_failed", why)
-            channel.send({"phase": "correctness", "stage": "load", "error": error})
-            return
-        finally:  # the mappings keep the buffers; no descriptor is left for candidate code to find
-            for fd in fds:
-                os.close(fd)
+    baseline_threads = live_threads()  # a thread started at import or in __init__ counts as left running
     mark("job loaded")
     candidate_path = str(jobdir / "candidate.py")
 
@@ -245,8 +221,10 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         # only the first call launches the kernel) stays with the copy, and the calls that are judged start
         # as fresh as without it. Triton's cache on disk carries the compiled kernels over to the real module.
         try:
-            dry = jobfiles.load_candidate(source, candidate_path, name=DRY_MODULE)
-            skipped = compile_ahead(dry.ModelNew, data, recorder, torch, dry)
+            dry = jobfiles.load_candidate(source, candidate_path)  # a name of its own, as unpredictable
+            shapes = [jobfiles.meta_inputs(described) for described in job.get("inputs", [])]
+            ahead = {"init": data["init"], "trials": [inputs for inputs in shapes if inputs is not None]}
+            skipped = compile_ahead(dry.ModelNew, ahead, recorder, torch, dry)
         except BaseException as exc:  # noqa: B036 - no verdict: the real module was loaded above
             skipped = type(exc).__name__
         mark("compiled ahead" if skipped is None else f"not compiled ahead ({skipped})"[:40])
@@ -254,6 +232,12 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     if channel.receive() != "run":
         return
     clock = time.monotonic()  # the wait for the device is the parent's, not the child's
+    received = receive_trials(job, jobdir, channel, torch)
+    if isinstance(received, dict):  # no verdict on the candidate: the evaluator sends files from then on
+        channel.send({"phase": "correctness", "stage": "load", "error": received})
+        return
+    data["trials"], reweights, call_buffers, after_buffers = received
+    mark("trials received")
     try:
         model = model.to(device).eval()
     except BaseException as exc:  # noqa: B036
@@ -268,24 +252,27 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     trials = [data_trial(data, i, device, torch) for i in range(len(data["trials"]))]
     mark("trials staged")
     default_trials = int(job.get("default_trials", len(trials)))
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True  # uninitialized outputs read as NaN
-    baseline_threads = live_threads()
+    # No global flag marks a checked call (deterministic mode, fill_uninitialized_memory): the timing run and
+    # real use have none. What the candidate allocates in its forward is poisoned instead (poison_mode).
+    poison = poison_mode(torch)
     if device == "cuda":  # every launch and aten op of the candidate's must go to the stream it is called on
         recorder.stream = torch.cuda.current_stream().cuda_stream
     outputs: list[list[Any] | None] = []
     calls: list[dict[str, Any]] = []
     previous: list[tuple[Any, Any]] = []  # (output tensor, copy) of the last call
 
-    def guarded_call(label: str, trial: int, inputs: list[Any], buffers: list[Any] | None = None) -> bool:
+    def guarded_call(
+        label: str, trial: int, inputs: list[Any], buffers: list[Any] | None = None, grad: bool = False
+    ) -> bool:
         snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         before = recorder.total
         violations_before = len(recorder.violations)
         foreign_before = len(recorder.foreign)
         log = OpLog(recorder)
         try:
-            with torch.no_grad(), log:
+            with torch.set_grad_enabled(grad), log, poison:
                 out = model(*inputs)
+                poisoned = poisoning(poison)
             if device == "cuda":
                 torch.cuda.synchronize()
         except BaseException as exc:  # noqa: B036
@@ -294,10 +281,11 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         record = {
             "label": label,
             "trial": trial,
+            "grad": grad,
             "launches": recorder.total - before,
             "ops": dict(log.ops),
             "threads": len(live_threads() - baseline_threads),
-            "deterministic": torch.are_deterministic_algorithms_enabled(),
+            "poisoned": poisoned,
             "output": describe_output(out, torch, inputs, named_state),
             "mutated_inputs": [
                 i
@@ -324,10 +312,16 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         return True
 
     # exchange.call_plan: the default-shape trials, new contents written into the buffers the last call
-    # used, the declared shape variants, then trial 0 again, at new addresses, and new contents at new
-    # addresses after every other call (results must not depend on call count or on buffer addresses).
-    for c, (label, trial) in enumerate(call_plan(default_trials, len(trials))):
-        if label in ("trial", "repeat"):
+    # used, the declared shape variants and transformed inputs, then trial 0 again, at new addresses, new
+    # contents at new addresses after every other call (results must not depend on call count or on buffer
+    # addresses), and last the parameters changed in place (results must follow the weights). Every other
+    # call runs with autograd enabled (exchange.grad_enabled).
+    restore: dict[str, Any] = {}
+    for c, (label, trial) in enumerate(call_plan(default_trials, len(trials), reweights is not None)):
+        if label == "reweighted":
+            restore = set_state(model, reweights, torch)
+            state_before.update({name: t.detach().clone() for name, t in state.items()})
+        if label in ("trial", "repeat", "reweighted"):
             inputs = trials[trial]
         elif label == "rewrite":
             inputs = trials[default_trials - 1]
@@ -338,10 +332,13 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             inputs = [fresh_copy(x, torch) for x in trials[trial]]
         else:  # fresh
             inputs = [fresh_copy(x, torch) for x in data_trial(data, trial, device, torch)]
-        if not guarded_call(label, trial, inputs, call_buffers[c] if c < len(call_buffers) else None):
+        buffers = call_buffers[c] if c < len(call_buffers) else None
+        if not guarded_call(label, trial, inputs, buffers, grad_enabled(c)):
             return
         if c == 0:
             mark("first call")
+    if restore:  # the state the evaluator sent, again, for the timing run and the calls after it
+        set_state(model, restore, torch)
     mark("other calls")
     spec_t = job["timing"]
     sources: list[list[Any]] = []
@@ -369,7 +366,6 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
 
     if channel.receive() != "time":
         return
-    torch.use_deterministic_algorithms(False)
 
     def prepare(i: int) -> list[Any]:
         # Fresh contents in rotated buffers before every trial (outside the timed region): a cache
@@ -471,8 +467,108 @@ def compile_ahead(
 
 
 def data_trial(data: dict[str, Any], index: int, device: str, torch: Any) -> list[Any]:
-    """Trial `index`'s inputs as the parent sent them (on CPU, `.to` would alias buffers a call rewrote)."""
-    return [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in data["trials"][index]]
+    """Trial `index`'s inputs as the parent sent them, strides included, in buffers of their own (on CPU,
+    `.to` would alias buffers a call rewrote)."""
+    return [layout_copy(x, device, torch) for x in data["trials"][index]]
+
+
+def layout_copy(x: Any, device: str, torch: Any) -> Any:
+    """x's values on device in a buffer of its own, with x's shape and strides: a non-contiguous view stays
+    one (`.to` makes a view with gaps contiguous); the gaps hold NaN (or its type's largest value)."""
+    if not isinstance(x, torch.Tensor):
+        return x
+    if x.is_contiguous() or x.numel() == 0 or any(s < 0 for s in x.stride()):
+        return x.to(device, copy=True)
+    extent = 1 + sum((n - 1) * s for n, s in zip(x.shape, x.stride(), strict=True))
+    base = poison_fill(torch.empty(extent, dtype=x.dtype, device=device), torch)
+    y = base.as_strided(x.shape, x.stride())
+    y.copy_(x)
+    return y
+
+
+def poison_fill(t: Any, torch: Any) -> Any:
+    """Fill t with what no correct result holds where it was never written: NaN for floating point, the
+    largest value of an integer type, True for booleans (as torch's fill_uninitialized_memory does)."""
+    if t.is_floating_point() or t.is_complex():
+        return t.fill_(float("nan"))
+    if t.dtype is torch.bool:
+        return t.fill_(True)
+    return t.fill_(torch.iinfo(t.dtype).max)
+
+
+def poison_mode(torch: Any) -> Any:
+    """A dispatch mode, entered above the op log, that poisons (poison_fill) every tensor allocated
+    uninitialized (torch.empty and its kin) during a checked call: an output the candidate leaves partly
+    unwritten reads as NaN there, whatever memory the allocator handed back (a previous call's result
+    included). The op log sees the allocation, not the fill. Reusable: one instance for all checked calls."""
+    from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+
+    aten = torch.ops.aten
+    allocators = {aten.empty, aten.empty_like, aten.empty_strided, aten.new_empty, aten.new_empty_strided}
+
+    class Poison(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            if getattr(func, "overloadpacket", None) in allocators and type(out) is torch.Tensor:
+                with _disable_current_modes():
+                    poison_fill(out, torch)
+            return out
+
+    return Poison()
+
+
+def poisoning(mode: Any) -> bool:
+    """Whether the poison mode is still in force (on the dispatch mode stack) as the candidate's call returns."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    return any(m is mode for m in _get_current_dispatch_mode_stack())
+
+
+def set_state(model: Any, values: dict[str, Any], torch: Any) -> dict[str, Any]:
+    """Write values into the model's parameters and buffers in place (same tensors, same addresses, as an
+    optimizer step does); returns what they held before."""
+    held = model.state_dict(keep_vars=True)
+    before = {}
+    with torch.no_grad():
+        for name, value in values.items():
+            before[name] = held[name].detach().clone()
+            held[name].copy_(value)
+    return before
+
+
+def receive_trials(
+    job: dict[str, Any], jobdir: Path, channel: Channel, torch: Any
+) -> tuple[list[list[Any]], dict[str, Any] | None, list[list[Any] | None], list[list[Any] | None]] | dict[str, Any]:
+    """The trial inputs, once the candidate is built: the trials file (read and removed), and on a GPU the
+    evaluator's device buffers (handed after "run"), which stand in for the file's placeholders; then, per
+    call, the buffers its outputs go to. Also the state a reweighted call runs with (or None). A dict where
+    the buffers did not open: the error that says so (no verdict on the candidate)."""
+    from foundry.evaluate import jobfiles
+
+    device = job["device"]
+    sent = jobfiles.take_trials(jobdir, mapped=device == "cuda")
+    trials, reweights = sent["trials"], sent.get("reweighted")
+    shared = job.get("exchange")
+    if not shared:
+        return trials, reweights, [], []
+    from foundry.evaluate import exchange
+
+    fds: list[int] = []
+    try:
+        fds = channel.receive_fds(int(shared["fds"]))
+        for trial, descs in zip(trials, shared["inputs"], strict=True):
+            for i, desc in enumerate(descs):
+                if desc is not None:
+                    trial[i] = exchange.open_shared(desc, fds)
+        calls = [[exchange.open_shared(d, fds) for d in call] for call in shared["calls"]]
+        after = [[exchange.open_shared(d, fds) for d in call] for call in shared["after"]]
+    except Exception as exc:  # no verdict on the candidate: the evaluator sends files from then on
+        why = f"the evaluator's device buffers did not open in the worker: {type(exc).__name__}: {exc}"
+        return jobfiles.no_verdict("exchange_failed", why)
+    finally:  # the mappings keep the buffers; no descriptor is left for candidate code to find
+        for fd in fds:
+            os.close(fd)
+    return trials, reweights, calls, after
 
 
 def source_trial(data: dict[str, Any], index: int, device: str, torch: Any) -> list[Any]:
