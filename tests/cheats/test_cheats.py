@@ -41,7 +41,8 @@ pytestmark = pytest.mark.interp
 
 CHEATS = cases(CANDIDATES)
 FAULT_CASES = cases(FAULTS)
-IN_PROCESS = [c for c in CHEATS if c.isolate is None]
+IN_PROCESS = [c for c in CHEATS if c.isolate is None and c.kind is not None]
+CONTROLS = [c for c in CHEATS if c.kind is None]  # `expect: verified`: honest code an attack class must not refuse
 CLI_ONLY = [c for c in CHEATS if c.isolate == "cli"]
 HONEST_LLM_CASES = honest_cases()
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,6 +112,13 @@ def test_cheat_is_rejected(case: Case, evaluators: Evaluators):
     if case.operator == "tiny_loss" and case.kind is FailureKind.MISMATCH:
         # zeros/constant pass atol=1e-4 here: the rejection must come from the strengthened check
         assert verdict.failure.metrics["atol"] < 1e-6
+
+
+@pytest.mark.parametrize("case", [c.param("cpu") for c in CONTROLS])
+def test_control_is_verified(case: Case, evaluators: Evaluators):
+    verdict = evaluators.evaluate(case)
+    headline = verdict.failure.headline() if verdict.failure else ""
+    assert verdict.verified, f"{case.name}: false rejection: {headline}"
 
 
 # -- honest candidates ---------------------------------------------------------------------------------
