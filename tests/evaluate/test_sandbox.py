@@ -339,3 +339,21 @@ def test_nothing_a_candidate_started_outlives_a_killed_evaluator(tmp_path, layer
     """The same with a process the candidate started (the reaper kills the worker's process group; under bwrap
     the pid namespace ends with its first process)."""
     assert kill_and_count(tmp_path, layer, GRANDCHILD, "driver") == []
+
+
+@pytest.mark.skipif(sandbox.namespaces() != "bwrap", reason="no bwrap")
+def test_credential_stores_in_the_evaluators_home_are_hidden_under_bwrap(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text(CANARIES["AWS_SECRET_ACCESS_KEY"])
+    (home / ".netrc").write_text(CANARIES["GITHUB_TOKEN"])
+    (home / "notes.txt").write_text("readable")
+    monkeypatch.setenv("HOME", str(home))
+    reader = "import sys\nfor p in sys.argv[1:]:\n    try:\n        print(open(p).read())\n    except OSError as e:\n"
+    reader += "        print(type(e).__name__)\n"
+    paths = [str(home / ".aws" / "credentials"), str(home / ".netrc"), str(home / "notes.txt")]
+    seen = subprocess.run(
+        sandbox.command("bwrap", [sys.executable, "-c", reader, *paths]), capture_output=True, text=True, timeout=60
+    ).stdout.split("\n")
+    assert seen[0] == "FileNotFoundError" and seen[1] in {"", "PermissionError"} and seen[2] == "readable", seen
+    assert leaked(seen) == []

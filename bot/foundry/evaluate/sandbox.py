@@ -4,8 +4,10 @@
   runs in new user, pid, mount, network, IPC and UTS namespaces with a fresh /proc, so no other process of the
   machine is visible to it (no /proc/<pid>/environ of the evaluator or the runner's shell to read), it has no
   network interface but a down loopback, and when the namespace's first process dies everything in it dies.
-  The file system is the host's (Landlock confines writes); /dev is bound with its devices (the GPU's
-  /dev/nvidia*, /dev/shm), /sys as it is, and /proc/driver/nvidia is part of every /proc. Elsewhere (no bwrap,
+  The file system is the host's (Landlock confines writes) but for the usual credential stores in the
+  evaluator's home (~/.ssh, ~/.aws, ~/.config, ~/.netrc, ~/.git-credentials ...), which it sees empty; /dev is
+  bound with its devices (the GPU's /dev/nvidia*, /dev/shm), /sys as it is, and /proc/driver/nvidia is part of
+  every /proc. Elsewhere (no bwrap,
   no user namespaces: `bwrap` fails its one probe) the worker runs as a plain process, and the verdict says so;
   an unshare(1) fallback was tried and left out: without an init the worker is the namespace's pid 1, which
   ignores the signals a faulting candidate sends itself;
@@ -40,6 +42,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -64,6 +67,9 @@ BWRAP_OPTIONS = (
     "--proc",
     "/proc",
 )
+# Credential stores hidden from a worker under bwrap (directories: an empty tmpfs; files: /dev/null).
+HIDDEN_DIRS = (".ssh", ".aws", ".azure", ".config", ".docker", ".kube", ".gnupg", ".password-store")
+HIDDEN_FILES = (".netrc", ".git-credentials", ".pypirc", ".npmrc", ".gitconfig", ".pgpass")
 # <linux/prctl.h>, <linux/capability.h>
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -186,8 +192,20 @@ def command(layer: str, argv: list[str]) -> list[str]:
     if layer == "bwrap":
         path = _bwrap_works()
         assert path is not None
-        return [path, *BWRAP_OPTIONS, "--", *argv]
+        return [path, *BWRAP_OPTIONS, *hidden(Path.home()), "--", *argv]
     return argv
+
+
+def hidden(home: Path) -> list[str]:
+    """bwrap options that hide the credential stores beneath `home` that exist."""
+    options: list[str] = []
+    for name in HIDDEN_DIRS:
+        if (home / name).is_dir() and not (home / name).is_symlink():
+            options += ["--tmpfs", str(home / name)]
+    for name in HIDDEN_FILES:
+        if (home / name).is_file() and not (home / name).is_symlink():
+            options += ["--ro-bind", "/dev/null", str(home / name)]
+    return options
 
 
 def exit_status(layer: str, returncode: int) -> int:
