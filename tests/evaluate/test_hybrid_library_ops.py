@@ -84,3 +84,89 @@ def test_strict_rejects_it_naming_the_op(operator):
     assert not verdict.verified
     assert verdict.failure.kind is FailureKind.RUNTIME_GUARD
     assert verdict.failure.rule == "non_triton_compute" and "aten.convolution" in verdict.failure.message
+
+
+# -- what hybrid grants: the eligible library ops the operator's own reference runs, and its declared ones --
+
+MATMUL = """
+import torch
+from torch import nn
+
+FOUNDRY_PRECISION = "fp32"
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(6, 5))
+
+    def forward(self, x):
+        return x @ self.weight
+
+
+def get_inputs():
+    return [torch.randn(4, 6)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+MATMUL_BY_CONVOLUTION = """
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(6, 5))
+
+    def forward(self, x):
+        kernel = self.weight.t().unsqueeze(-1)
+        z = torch.nn.functional.conv1d(x.t().unsqueeze(0), kernel).squeeze(0).t().contiguous()
+        y = torch.empty_like(z)
+        _copy_kernel[(triton.cdiv(z.numel(), 256),)](z, y, z.numel(), BLOCK=256)
+        return y
+"""
+
+
+def hybrid(tmp_path, source: str) -> CandidateEvaluator:
+    path = tmp_path / "op.py"
+    path.write_text(source)
+    return CandidateEvaluator(load_operator(str(path)), policy="hybrid", config=EvaluatorConfig(trials=1), device="cpu")
+
+
+def test_hybrid_grants_convolution_only_where_the_reference_runs_one(tmp_path, operator):
+    conv = CandidateEvaluator(operator, policy="hybrid", config=EvaluatorConfig(trials=1), device="cpu")
+    matmul = hybrid(tmp_path, MATMUL)
+    for evaluator in (conv, matmul):
+        assert "convolution" not in evaluator.allowed_ops  # nothing granted before the reference has run
+        evaluator.prepare().close()
+    assert conv.library_ops == frozenset({"convolution"})
+    assert "convolution" in conv.reference_ops
+    assert matmul.library_ops == frozenset() and "convolution" not in matmul.allowed_ops
+    assert matmul.reference_ops and "convolution" not in matmul.reference_ops
+
+
+def test_an_operators_declared_library_op_is_granted(tmp_path):
+    evaluator = hybrid(tmp_path, MATMUL + '\nFOUNDRY_HYBRID_OPS = ["mm"]\n')
+    evaluator.prepare().close()
+    assert evaluator.library_ops == frozenset({"mm"})
+
+
+def test_a_matmul_by_library_convolution_is_rejected_under_hybrid(tmp_path):
+    with hybrid(tmp_path, MATMUL) as evaluator:
+        verdict = evaluator.evaluate(Candidate(id="mm-by-conv", source=MATMUL_BY_CONVOLUTION))
+    assert not verdict.verified
+    assert verdict.failure.kind is FailureKind.RUNTIME_GUARD
+    assert verdict.failure.rule == "non_triton_compute" and "aten.convolution" in verdict.failure.message

@@ -1,0 +1,191 @@
+"""The check looks like use: no trial input exists for candidate code before its calls, no global flag marks a
+checked call, the module's name is not known in advance, inputs are transformed within the operator's domain
+and laid out non-contiguously, the parameters change in place, and an inner dimension varies. Unit tests of
+the pieces; the attacks that each closes are in tests/cheats/candidates/use_*.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from foundry.evaluate import jobfiles
+from foundry.evaluate.correctness import Tolerance, strengthened, unusable
+from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig, strided
+from foundry.evaluate.exchange import call_plan, grad_enabled
+from foundry.evaluate.runtime_guard import LaunchRecorder, OpLog
+from foundry.evaluate.worker import layout_copy, poison_mode, set_state
+from foundry.spec.loader import load_operator
+
+OPERATORS = Path(__file__).resolve().parents[1] / "cheats" / "operators"
+
+
+def evaluator(tmp_path: Path, source: str) -> CandidateEvaluator:
+    path = tmp_path / "op.py"
+    path.write_text(source)
+    return CandidateEvaluator(load_operator(str(path)), config=EvaluatorConfig(trials=1), device="cpu")
+
+
+# -- no trial data before the calls ------------------------------------------------------------------
+
+
+def test_the_trials_file_is_written_past_a_planted_link_and_removed_once_read(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("evaluator's file")
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / jobfiles.TRIALS).symlink_to(outside)  # planted by candidate code before the evaluator writes
+    jobfiles.write_trials({"trials": [[torch.ones(3)]], "reweighted": None}, job)
+    assert outside.read_text() == "evaluator's file"
+    assert not (job / jobfiles.TRIALS).is_symlink()
+    sent = jobfiles.take_trials(job)
+    assert torch.equal(sent["trials"][0][0], torch.ones(3))
+    assert not (job / jobfiles.TRIALS).exists() and os.listdir(job) == []
+
+
+def test_the_job_file_holds_no_trial_and_job_json_only_shapes(tmp_path):
+    ev = evaluator(tmp_path, (OPERATORS / "softmax_rows.py").read_text())
+    prepared = ev.prepare()
+    assert set(prepared.payload) == {"init", "state"}
+    assert len(prepared.sent["trials"]) == len(prepared.refs) == len(prepared.described)
+    x = prepared.sent["trials"][0][0]
+    described = prepared.described[0]
+    assert described == [{"shape": list(x.shape), "stride": list(x.stride()), "dtype": "float32"}]
+    meta = jobfiles.meta_inputs(described)
+    assert meta is not None and meta[0].device.type == "meta" and meta[0].shape == x.shape
+    assert jobfiles.describe_inputs([2, 0.5, None])[1] == {"unknown": "float"}  # a float's value is not sent
+    assert jobfiles.meta_inputs([{"unknown": "float"}]) is None
+
+
+# -- nothing marks a checked call --------------------------------------------------------------------
+
+
+def test_each_load_names_the_module_anew(tmp_path):
+    path = str(tmp_path / "candidate.py")
+    names = {jobfiles.load_candidate("NAME = __name__\n", path).NAME for _ in range(3)}
+    assert len(names) == 3 and "foundry_candidate" not in names
+
+
+def test_call_plan_ends_with_the_reweighted_call_and_alternates_grad():
+    assert call_plan(2, 5, reweighted=True) == [
+        ("trial", 0),
+        ("trial", 1),
+        ("rewrite", 0),
+        ("trial", 2),
+        ("trial", 3),
+        ("repeat", 0),
+        ("moved", 0),
+        ("fresh", 1),
+        ("reweighted", 4),
+    ]
+    flags = [grad_enabled(c) for c in range(len(call_plan(2, 5, reweighted=True)))]
+    assert any(flags) and not all(flags)
+
+
+def test_allocations_are_poisoned_without_global_flags_and_the_fill_is_not_logged():
+    recorder = LaunchRecorder()
+    poison = poison_mode(torch)
+    log = OpLog(recorder)
+    with log, poison:
+        floats = torch.empty(5)
+        ints = torch.empty_like(torch.zeros(3, dtype=torch.int32))
+        written = torch.zeros(2)
+    assert not torch.are_deterministic_algorithms_enabled()
+    assert torch.isnan(floats).all() and (ints == torch.iinfo(torch.int32).max).all()
+    assert torch.equal(written, torch.zeros(2))
+    logged = " ".join(log.ops)
+    assert "empty" in logged and "fill_" not in logged
+
+
+# -- inputs as use has them ----------------------------------------------------------------------------
+
+
+def test_strided_views_keep_values_and_the_worker_keeps_their_layout():
+    for x in (torch.randn(3, 4), torch.randn(7)):
+        view = strided(x)
+        assert not view.is_contiguous() and torch.equal(view, x)
+        copy = layout_copy(view, "cpu", torch)
+        assert copy.stride() == view.stride() and torch.equal(copy, x)
+        assert copy.untyped_storage().data_ptr() != view.untyped_storage().data_ptr()
+
+
+RELU_NONNEG = """
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.rand(4, 6)]
+
+def get_init_inputs():
+    return []
+"""
+
+LOG = RELU_NONNEG.replace("torch.relu(x)", "torch.log(x)")
+
+
+def test_transformed_trials_flip_signs_where_the_reference_accepts_it(tmp_path):
+    ev = evaluator(tmp_path, RELU_NONNEG)
+    model = ev.operator.build(True)
+    x = torch.rand(4, 6) + 0.1
+    found = {note: inputs[0] for note, inputs, _ in ev.transformed(model, [x])}
+    flipped = found["signs flipped, non-contiguous"]
+    assert not flipped.is_contiguous() and (flipped < 0).any() and (flipped > 0).any()
+    assert torch.equal(flipped.abs(), x)
+    assert {"inputs x1000", "inputs x0.001", "inputs offset"} <= set(found)
+
+
+def test_transformed_trials_leave_out_inputs_outside_the_domain(tmp_path):
+    ev = evaluator(tmp_path, LOG)
+    x = torch.rand(4, 6) + 0.1
+    notes = [note for note, _, _ in ev.transformed(ev.operator.build(True), [x])]
+    assert notes[0] == "inputs non-contiguous"  # log of a negative number is NaN: no flipped signs
+    assert not any("flipped" in n for n in notes)
+
+
+def test_unusable_reference_outputs():
+    assert unusable([torch.tensor([1.0, float("inf")])]) == "output 0 is not finite"
+    assert unusable([torch.zeros(4)]) == "output 0 holds one value everywhere"
+    assert unusable([torch.tensor(3.0)]) is None  # a scalar is one value, and usable
+    assert unusable([torch.arange(3.0), torch.zeros(2, dtype=torch.int64)]) is None
+
+
+def test_a_transformed_trial_is_judged_relative_to_its_own_outputs():
+    tol = Tolerance(1e-4, 1e-4)
+    small = strengthened(torch.full((8,), 1e-3), tol, 0.01)
+    assert small.atol == pytest.approx(1e-5)
+    assert strengthened(torch.full((8,), 10.0), tol, 0.01) == tol
+
+
+# -- weights and shapes as use has them ------------------------------------------------------------
+
+
+def test_the_last_trial_runs_with_parameters_changed_in_place(tmp_path):
+    ev = evaluator(tmp_path, (OPERATORS / "linear_small.py").read_text())
+    prepared = ev.prepare()
+    assert prepared.reweighted and prepared.notes[-1] == "parameters changed in place"
+    moved = prepared.sent["reweighted"]
+    assert set(moved) == set(prepared.payload["state"])
+    assert not torch.equal(moved["linear.weight"], prepared.payload["state"]["linear.weight"])
+    model = ev.operator.build(True)
+    model.load_state_dict(moved)
+    x = prepared.sent["trials"][-1][0]
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), prepared.refs[-1][0])
+    weight = model.linear.weight
+    before = set_state(model, prepared.payload["state"], torch)
+    assert model.linear.weight is weight  # in place: the same tensor
+    assert torch.equal(before["linear.weight"], moved["linear.weight"])
+
+
+def test_an_operator_with_parameters_gets_a_non_square_variant(tmp_path):
+    ev = evaluator(tmp_path, (OPERATORS / "shuffle_scale.py").read_text())
+    model = ev.operator.build(True)
+    variants = ev.auto_variants(model, [torch.randn(2, 4, 5, 5)])
+    shapes = [tuple(v[0].shape) for v in variants]
+    assert (2, 4, 4, 5) in shapes  # the channel dimension is tied to the parameters: the height varies
+    assert (1, 4, 5, 5) in shapes and (5, 4, 5, 5) in shapes
