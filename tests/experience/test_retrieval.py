@@ -23,6 +23,7 @@ from experience_factories import (
 from foundry.core.protocols import ExperienceSink, Hint
 from foundry.core.records import Candidate, OperatorSpec
 from foundry.experience import ExperienceStore, HintResult
+from foundry.experience.signature import OpSignature
 from foundry.spec.signature import capture_signature
 from torch import nn
 
@@ -159,3 +160,96 @@ def test_retrieval_by_captured_signatures(
     query = capture_signature(module, [torch.randn(*shape)])
     kernels = store.retrieve_for(query, k=3, gpu=GPU).kernels
     assert [k.candidate.source for k in kernels] == ([SOFTMAX_KERNEL] if found else [])
+
+
+# -- the kernel's module must be buildable and loadable for the new operator -----------------------------------
+
+
+class LibraryNorm(nn.Module):
+    """LayerNorm over the last dimension: constructor (dim), state_dict norm.weight/norm.bias of [dim]."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x)
+
+
+class OwnNorm(nn.Module):
+    """The same computation written by hand: constructor (dim, eps), state_dict weight/bias."""
+
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.bias = nn.Parameter(torch.zeros(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
+
+
+class PaddedNorm(LibraryNorm):
+    """Same constructor and keys as LibraryNorm, but its parameters are not [dim]."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.norm = nn.LayerNorm(dim + 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(nn.functional.pad(x, (0, 8)))
+
+
+NORM_KERNEL = "# layer norm kernel: ModelNew(dim) with norm.weight and norm.bias\nimport triton\n"
+
+
+def norm_library(path: Path) -> ExperienceStore:
+    store = ExperienceStore(path, seeds=())
+    stored = capture_signature(LibraryNorm(512), [torch.empty(64, 512)], init=[512])
+    run = store.start_run(spec("layernorm"), stored, gpu=GPU, run_id="stored-norm")
+    run.record(spec("layernorm"), candidate("n", source=NORM_KERNEL), verified("n", speedup=1.8))
+    run.finish("improved")
+    return store
+
+
+@pytest.mark.parametrize("module, init, found, why", [
+    (LibraryNorm(1024), [1024], True, ""),  # other sizes: the constructor makes its parameters [dim]
+    (OwnNorm(1024, 1e-5), [1024, 1e-05], False, "its constructor took (int), this operator's takes (int, float)"),
+    (PaddedNorm(512), [512], False, "its state_dict entry norm.weight is float32 ['arg0'], this operator's is"),
+])  # fmt: skip
+def test_a_kernel_whose_module_would_not_load_is_not_retrieved(
+    tmp_path: Path, module: nn.Module, init: list, found: bool, why: str
+) -> None:
+    store = norm_library(tmp_path / "lib.duckdb")
+    query = capture_signature(module, [torch.randn(64, init[0])], init=init)
+    retrieval = store.retrieve_for(query, k=3, gpu=GPU)
+    assert [k.candidate.source for k in retrieval.kernels] == ([NORM_KERNEL] if found else [])
+    if found:
+        assert retrieval.unfit == ()
+    else:
+        (left_out,) = retrieval.unfit
+        assert "(layernorm, " in left_out and why in left_out
+        assert "left out: their constructor or state_dict does not fit" in retrieval.summary()
+
+
+def test_state_dict_keys_must_match() -> None:
+    stored = capture_signature(LibraryNorm(64), [torch.empty(4, 64)], init=[64])
+    renamed = OwnNorm(64, 1e-5)
+    query = capture_signature(renamed, [torch.randn(4, 64)], init=[64, 1e-5])
+    interface = query.interface
+    assert interface is not None and stored.interface is not None
+    same_constructor = interface.model_copy(update={"init": stored.interface.init})
+    why = same_constructor.misfit(stored.interface)
+    assert why == "its state_dict lacks bias, weight; has norm.bias, norm.weight besides"
+
+
+def test_signatures_stored_without_an_interface_fall_back_to_parameter_ranks() -> None:
+    stored = layernorm_sig()  # recorded before interfaces: two 1-d parameters
+    with_ranks = capture_signature(LibraryNorm(1024), [torch.randn(8, 1024)], init=[1024])
+    assert with_ranks.misfit(stored) is None
+    linear = capture_signature(nn.Linear(1024, 1024), [torch.randn(8, 1024)], init=[1024, 1024])
+    assert linear.misfit(stored) == "its operator has 2 parameters and buffers of other dtypes or ranks"
+    # A signature without an interface keeps the key it had before interfaces were recorded (the library's
+    # stored rows are found by it); this is the key the earlier code gave this signature.
+    assert OpSignature(ops=("softmax",)).key == "46d871201f14b994"
+    assert stored.key == OpSignature.model_validate_json(stored.to_json()).key

@@ -8,7 +8,14 @@ import sys
 import pytest
 import torch
 from experience_factories import layernorm_sig, linear_relu_sig, manual_softmax_sig, softmax_sig
-from foundry.experience.signature import OpSignature, TensorInfo, normalize_op, shape_bucket, similarity
+from foundry.experience.signature import (
+    OperatorInterface,
+    OpSignature,
+    TensorInfo,
+    normalize_op,
+    shape_bucket,
+    similarity,
+)
 from foundry.spec.loader import load_operator
 from foundry.spec.signature import capture_signature, signature_of
 from torch import nn
@@ -95,6 +102,30 @@ def test_signature_of_a_kernelbench_file(tmp_path) -> None:
     assert full.inputs[0].shape == (512, 4096) and small.inputs[0].shape == (8, 32)
     assert full.label == "rownorm"
     assert 0.7 < similarity(full, small) < 1.0
+    assert full.interface == small.interface == OperatorInterface(init=(), state=())
+
+
+def test_the_signature_of_a_file_records_how_its_module_is_built_and_loaded(tmp_path) -> None:
+    op = tmp_path / "scaled_norm.py"
+    op.write_text(
+        "import torch\nfrom torch import nn\n\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self, groups, channels, eps):\n"
+        "        super().__init__()\n"
+        "        self.norm = nn.GroupNorm(groups, channels, eps=eps)\n"
+        "        self.register_buffer('scale', torch.ones(1, channels, 1))\n\n"
+        "    def forward(self, x):\n"
+        "        return self.norm(x) * self.scale\n\n"
+        "def get_inputs():\n    return [torch.randn(2, 16, 8)]\n\n"
+        "def get_init_inputs():\n    return [4, 16, 1e-5]\n"
+    )
+    interface = signature_of(load_operator(str(op))).interface
+    assert interface is not None and interface.init == ("int", "int", "float")
+    assert [(e.name, e.shape) for e in interface.state] == [
+        ("scale", ("1", "arg1", "1")),
+        ("norm.weight", ("arg1",)),
+        ("norm.bias", ("arg1",)),
+    ]
 
 
 def test_key_is_stable_and_ignores_the_label() -> None:

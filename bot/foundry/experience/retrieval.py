@@ -4,6 +4,7 @@ match, ranked. Pure ranking over rows already read; the store does the reading."
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Iterable
 
@@ -14,6 +15,8 @@ from foundry.core.records import Candidate, ExperienceNote
 from foundry.experience.hints import DiagnosisFacts, HintDef, hint_score
 from foundry.experience.rows import CandidateRow
 from foundry.experience.signature import OpSignature, similarity
+
+log = logging.getLogger(__name__)
 
 MIN_SIMILARITY = 0.55  # below this a kernel is for another kind of operator
 SPEEDUP_WEIGHT = 0.25  # per doubling of speedup over eager, capped at two doublings
@@ -54,6 +57,8 @@ class RetrievedHint(Frozen):
 class Retrieval(Frozen):
     kernels: tuple[RetrievedKernel, ...] = ()
     hints: tuple[RetrievedHint, ...] = ()
+    # similar kernels left out because their module cannot be built or loaded for this operator: why, each
+    unfit: tuple[str, ...] = ()
 
     def candidates(self) -> tuple[Candidate, ...]:
         return tuple(k.candidate for k in self.kernels)
@@ -62,8 +67,6 @@ class Retrieval(Frozen):
         return tuple(h.hint for h in self.hints)
 
     def summary(self) -> str:
-        if not self.kernels and not self.hints:
-            return "the experience library had nothing similar"
         parts = []
         if self.kernels:
             best = self.kernels[0]
@@ -74,7 +77,13 @@ class Retrieval(Frozen):
             )
         if self.hints:
             parts.append(f"{len(self.hints)} hint(s): " + ", ".join(h.hint.id for h in self.hints))
-        return "retrieved " + "; ".join(parts)
+        summary = "retrieved " + "; ".join(parts) if parts else "the experience library had nothing similar"
+        if self.unfit:
+            summary += (
+                f"; {len(self.unfit)} similar kernel(s) left out: their constructor or state_dict does not fit "
+                "this operator"
+            )
+        return summary
 
     def note(self, helped: bool | None = None) -> ExperienceNote:
         return ExperienceNote(
@@ -103,15 +112,27 @@ def rank_kernels(
     *,
     gpu: str | None = None,
     min_similarity: float = MIN_SIMILARITY,
+    unfit: list[str] | None = None,
 ) -> tuple[RetrievedKernel, ...]:
-    """Best first; one kernel per distinct source."""
+    """Best first; one kernel per distinct source. A kernel whose module cannot be built with this operator's
+    constructor arguments or load its state_dict (OpSignature.misfit) would only fail at load and cost a
+    candidate: it is left out, and why is appended to `unfit`."""
     scored: list[RetrievedKernel] = []
     cache: dict[str, float] = {}
+    misfits: dict[str, str | None] = {}
     for row, stored in rows:
         sim = cache.get(stored.key)
         if sim is None:
             sim = cache[stored.key] = similarity(signature, stored)
         if sim < min_similarity:
+            continue
+        if stored.key not in misfits:
+            misfits[stored.key] = signature.misfit(stored)
+        if misfits[stored.key] is not None:
+            why = f"{retrieved_id(row.uid)} ({row.operator}, {row.origin_repo}): {misfits[stored.key]}"
+            log.info("experience: left out %s", why)
+            if unfit is not None:
+                unfit.append(why)
             continue
         score = kernel_score(sim, row.speedup, gpu is not None and row.gpu == gpu, row.dtype == signature.dtype)
         speed = f"{row.speedup:.2f}x over eager on {row.gpu}" if row.speedup else f"verified on {row.gpu}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from difflib import SequenceMatcher
 from functools import cached_property
 
@@ -188,6 +189,103 @@ class TensorInfo(BaseModel):
         return "x".join(str(d) for d in self.shape) or "scalar"
 
 
+class StateEntry(BaseModel):
+    """One state_dict entry: its name, dtype and shape, each dimension written as the constructor arguments
+    it equals ("arg0", "arg0|arg2") or, equal to none of them, as the number ("64")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    dtype: str
+    shape: tuple[str, ...] = ()
+
+
+class OperatorInterface(BaseModel):
+    """How a kernel's module is built and loaded: ModelNew(*init) with the operator's constructor arguments,
+    then load_state_dict(the operator's state_dict, strict). A stored kernel passed both for the operator it
+    was verified against; for another operator it can only load where the interfaces fit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    init: tuple[str, ...] = ()  # the kinds of the constructor arguments: int, float, bool, str, tensor, …
+    state: tuple[StateEntry, ...] = ()
+
+    @classmethod
+    def of(cls, init: Sequence[object], state: Sequence[tuple[str, str, tuple[int, ...]]]) -> OperatorInterface:
+        """From the constructor arguments and (name, dtype, shape) of each state_dict entry."""
+        return cls(
+            init=tuple(argument_kind(a) for a in init),
+            state=tuple(
+                StateEntry(name=name, dtype=dtype, shape=tuple(symbolic_dim(d, init) for d in shape))
+                for name, dtype, shape in state
+            ),
+        )
+
+    def misfit(self, stored: OperatorInterface) -> str | None:
+        """Why a kernel verified against an operator with the `stored` interface cannot be built and loaded
+        for one with this interface; None when it fits."""
+        if self.init != stored.init:
+            return f"its constructor took ({', '.join(stored.init)}), this operator's takes ({', '.join(self.init)})"
+        mine, theirs = {e.name: e for e in self.state}, {e.name: e for e in stored.state}
+        if set(mine) != set(theirs):
+            missing, extra = sorted(set(mine) - set(theirs)), sorted(set(theirs) - set(mine))
+            return "its state_dict " + "; ".join(
+                part
+                for part in (
+                    f"lacks {', '.join(missing[:4])}" if missing else "",
+                    f"has {', '.join(extra[:4])} besides" if extra else "",
+                )
+                if part
+            )
+        for name, entry in mine.items():
+            other = theirs[name]
+            if entry.dtype != other.dtype or not shapes_fit(entry.shape, other.shape):
+                return (
+                    f"its state_dict entry {name} is {other.dtype} {list(other.shape)}, "
+                    f"this operator's is {entry.dtype} {list(entry.shape)}"
+                )
+        return None
+
+
+def argument_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if value is None:
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return "sequence"
+    return "tensor" if type(value).__name__ in ("Tensor", "Parameter") else "other"
+
+
+def symbolic_dim(dim: int, init: Sequence[object]) -> str:
+    """A dimension as the integer constructor arguments equal to it; 0 and 1 stay numbers (flags and unit
+    dimensions say nothing about where a size came from)."""
+    if dim > 1:
+        names = [f"arg{i}" for i, a in enumerate(init) if type(a) is int and a == dim]
+        if names:
+            return "|".join(names)
+    return str(dim)
+
+
+def shapes_fit(mine: tuple[str, ...], stored: tuple[str, ...]) -> bool:
+    """Same rank; each dimension the same number, or taken from a common constructor argument."""
+    if len(mine) != len(stored):
+        return False
+    for a, b in zip(mine, stored, strict=True):
+        if a == b:
+            continue
+        if a.startswith("arg") and b.startswith("arg") and set(a.split("|")) & set(b.split("|")):
+            continue
+        return False
+    return True
+
+
 class OpSignature(BaseModel):
     """What an operator computes, normalized. Frozen; `key` identifies it in the experience library."""
 
@@ -199,12 +297,29 @@ class OpSignature(BaseModel):
     inputs: tuple[TensorInfo, ...] = ()
     params: tuple[TensorInfo, ...] = ()
     outputs: tuple[TensorInfo, ...] = ()
+    # How the operator's module is built and loaded (signatures stored before it was recorded have None).
+    interface: OperatorInterface | None = None
     label: str = Field(default="", exclude=True)  # a human name (operator slug); not part of the key
 
     @cached_property
     def key(self) -> str:
-        body = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        data = self.model_dump(mode="json")
+        if data.get("interface") is None:
+            data.pop("interface", None)  # keys of signatures stored without one stay as they were
+        body = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+    def misfit(self, stored: OpSignature) -> str | None:
+        """Why a kernel verified against `stored` cannot be built and loaded for this operator (None: it
+        can, as far as the signatures tell). Where either lacks the interface, the parameters and buffers
+        must agree in number, dtype and rank."""
+        if self.interface is not None and stored.interface is not None:
+            return self.interface.misfit(stored.interface)
+        mine = [(t.dtype, len(t.shape)) for t in self.params]
+        theirs = [(t.dtype, len(t.shape)) for t in stored.params]
+        if mine != theirs:
+            return f"its operator has {len(theirs)} parameters and buffers of other dtypes or ranks"
+        return None
 
     @cached_property
     def classes(self) -> frozenset[str]:

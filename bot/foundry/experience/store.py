@@ -22,6 +22,7 @@ from foundry.experience.retrieval import (
     MIN_SIMILARITY,
     HintStats,
     Retrieval,
+    RetrievedKernel,
     rank_hints,
     rank_kernels,
 )
@@ -388,11 +389,14 @@ class ExperienceStore:
         diagnosis facts (None at run start: only signature-triggered hints match)."""
 
         def work(con: duckdb.DuckDBPyConnection) -> Retrieval:
-            kernels = ()
+            kernels: tuple[RetrievedKernel, ...] = ()
+            unfit: list[str] = []
             if signature is not None and k > 0:
-                kernels = rank_kernels(signature, self._verified(con), k, gpu=gpu, min_similarity=min_similarity)
+                kernels = rank_kernels(
+                    signature, self._verified(con), k, gpu=gpu, min_similarity=min_similarity, unfit=unfit
+                )
             hints = rank_hints(self._hint_stats(con), signature, facts, k, expert=expert)
-            return Retrieval(kernels=kernels, hints=hints)
+            return Retrieval(kernels=kernels, hints=hints, unfit=tuple(unfit))
 
         return self.db.run(work)
 

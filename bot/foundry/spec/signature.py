@@ -15,7 +15,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from foundry.experience.signature import OpSignature, TensorInfo, normalize_op, shape_bucket
+from foundry.experience.signature import OperatorInterface, OpSignature, TensorInfo, normalize_op, shape_bucket
 from foundry.spec.loader import LoadedOperator, SpecError
 
 log = logging.getLogger(__name__)
@@ -77,8 +77,21 @@ def _run_real(model: nn.Module, inputs: Sequence[Any]) -> tuple[list[str], Any]:
     return recorder.ops, output
 
 
-def capture_signature(model: nn.Module, inputs: Sequence[Any], *, label: str = "") -> OpSignature:
-    """The OpSignature of model(*inputs): aten ops of one forward, dtypes and shape buckets."""
+def interface_of(model: nn.Module, init: Sequence[Any]) -> OperatorInterface:
+    """How the module is built (its constructor arguments) and loaded (its state_dict)."""
+    state = [
+        (name, str(value.dtype).removeprefix("torch."), tuple(int(d) for d in value.shape))
+        for name, value in model.state_dict().items()
+        if isinstance(value, torch.Tensor)
+    ]
+    return OperatorInterface.of(list(init), state)
+
+
+def capture_signature(
+    model: nn.Module, inputs: Sequence[Any], *, label: str = "", init: Sequence[Any] | None = None
+) -> OpSignature:
+    """The OpSignature of model(*inputs): aten ops of one forward, dtypes and shape buckets; with `init`,
+    the constructor arguments model was built with, also its interface (constructor and state_dict)."""
     try:
         ops, output = _run_fake(model, inputs)
     except Exception as exc:  # an op without a fake kernel, data-dependent shapes …
@@ -92,6 +105,7 @@ def capture_signature(model: nn.Module, inputs: Sequence[Any], *, label: str = "
         inputs=tuple(tensor_info(x) for x in inputs),
         params=params,
         outputs=outputs,
+        interface=interface_of(model, init) if init is not None else None,
         label=label,
     )
 
@@ -104,8 +118,9 @@ def signature_of(loaded: LoadedOperator, *, small: bool = False) -> OpSignature:
     model = loaded.build(small)
     model.eval()
     inputs = loaded.inputs(small)
+    init = loaded.init_inputs(small)
     try:
-        return capture_signature(model, inputs, label=loaded.spec.name)
+        return capture_signature(model, inputs, label=loaded.spec.name, init=init)
     except Exception as exc:
         last = traceback.format_exception_only(exc)[-1].strip()
         call = f"{loaded.spec.class_name}(...).forward(*{loaded.inputs_function(small)}())"
