@@ -33,15 +33,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from foundry.core.errors import FatalError
 from foundry.core.records import RunReport
-from foundry.github.api import DEFAULT_API_URL, GitHubApi, GitHubApiError, RetryPolicy
-from foundry.github.config import CONFIG_PATH, FoundryConfig, parse_config
+from foundry.github.api import DEFAULT_API_URL, DEFAULT_BOT_LOGIN, GitHubApi, GitHubApiError, RetryPolicy
+from foundry.github.config import CONFIG_PATH, ConfigError, FoundryConfig, parse_config
 from foundry.github.detect import DetectedOperator, detect, fingerprint_at, operator_ref, operator_slug
-from foundry.github.events import Event, load_event, valid_operator
+from foundry.github.events import Event, IssueCommentEvent, load_event, valid_operator
 from foundry.github.gate import GateResult, Target, gate
 from foundry.github.gitrepo import GitRepo
 from foundry.github.publish import Outcome, branch_name, marker_key, publish_operator
 from foundry.github.status import final_body, reply_marker, running_body, status_marker, summary_markdown
-from foundry.report import code_span
+from foundry.report import code_span, escape
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,14 @@ def default_api(env: ActionEnv) -> GitHubApi | None:
     if not env.token:
         return None
     timeout = int(env.extra.get("FOUNDRY_API_TIMEOUT", "15"))
-    return GitHubApi(env.repository, env.token, base_url=env.api_url, timeout_s=timeout, retry=RetryPolicy())
+    return GitHubApi(
+        env.repository,
+        env.token,
+        base_url=env.api_url,
+        timeout_s=timeout,
+        retry=RetryPolicy(),
+        bot_login=env.extra.get("FOUNDRY_BOT_LOGIN") or DEFAULT_BOT_LOGIN,
+    )
 
 
 def run_optimizer(env: ActionEnv, op: PlannedOperator, out_dir: Path) -> int:
@@ -199,7 +206,28 @@ def _gate(env: ActionEnv, api: GitHubApi | None) -> tuple[Event, GateResult, Fou
     if event.repository.full_name != env.repository:
         raise ActionError(f"the event is for {event.repository.full_name} but GITHUB_REPOSITORY is {env.repository}")
     git = GitRepo(env.workspace)
-    config = _config(git, env.sha) if git.commit(env.sha) else FoundryConfig()
+    try:
+        config = _config(git, env.sha) if git.commit(env.sha) else FoundryConfig()
+    except ConfigError as exc:
+        if not isinstance(event, IssueCommentEvent):
+            raise
+        # a comment still gets its answer: gate with the defaults (permission first), then say what is wrong
+        result = gate(event, config=FoundryConfig(), api=api, head_sha=env.sha)
+        if not result.run:
+            return event, result, FoundryConfig()
+        author = event.comment.user.login
+        return (
+            event,
+            result.model_copy(
+                update={
+                    "run": False,
+                    "reason": str(exc),
+                    "reply": f"@{author} Kernel Foundry cannot run here: {escape(str(exc))}",
+                    "config_error": True,
+                }
+            ),
+            FoundryConfig(),
+        )
     return event, gate(event, config=config, api=api, head_sha=env.sha), config
 
 
@@ -303,6 +331,8 @@ def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[
     comment_id = getattr(getattr(event, "comment", None), "id", None)
     issue = getattr(getattr(event, "issue", None), "number", None)
     if result.reply and api is not None and comment_id is not None and issue is not None:
+        if result.config_error:
+            api.react(comment_id, "confused")
         api.upsert_comment(issue, reply_marker(comment_id), result.reply)
     target = result.target
     if not result.run or target is None:

@@ -167,6 +167,7 @@ class Harness:
             timeout_s=1,
             retry=RetryPolicy(sleep=self.sleeps),
             throttle=False,
+            bot_login="kernel-foundry[bot]",
         )
 
     @property

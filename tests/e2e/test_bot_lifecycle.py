@@ -187,3 +187,66 @@ def test_a_pull_request_rewritten_after_triage_stops_the_run(bot, tmp_path) -> N
     status = next(c["body"] for c in bot.fake.comments.values() if "kernel-foundry:status" in c["body"])
     assert "no longer contains it" in status and approved_head[:12] in status
     assert bot.fake.reactions[-1]["content"] == "confused"
+
+
+# 5. triage edges ----------------------------------------------------------------------------------------
+def test_the_status_comment_is_only_ever_the_bots_own(bot) -> None:
+    sha = first_push(bot)
+    bot.fake.permissions.update({"alice": "write", "mallory": "read"})
+    issue = bot.fake.open_issue()
+    request = bot.fake.add_comment(issue, f"/foundry optimize {OP}", "alice")
+    bait = f"<!-- kernel-foundry:status comment={request['id']} -->\nmy own words"
+    planted = bot.fake.add_comment(issue, bait, "mallory")
+    assert bot.run("run", bot.env("issue_comment", bot.comment_payload(issue, request), sha)) == 0
+    assert bot.fake.comments[planted["id"]]["body"] == bait, "another user's comment is never edited"
+    own = [c for c in bot.fake.comments.values() if c["user"] == "kernel-foundry[bot]"]
+    assert len(own) == 1 and "finished" in own[0]["body"]
+
+
+def test_a_malformed_command_from_someone_without_write_access_gets_no_reply(bot) -> None:
+    sha = first_push(bot)
+    bot.fake.permissions.update({"reader": "read", "alice": "write"})
+    issue = bot.fake.open_issue()
+    for login in ("reader", "alice"):
+        comment = bot.fake.add_comment(issue, "/foundry optimise everything", login)
+        assert bot.run("run", bot.env("issue_comment", bot.comment_payload(issue, comment), sha)) == 0
+    replies = [c["body"] for c in bot.fake.comments.values() if c["user"] == "kernel-foundry[bot]"]
+    assert len(replies) == 1 and replies[0].startswith("<!--") and "@alice unknown command" in replies[0]
+    assert bot.optimized == [OP] and bot.fake.reactions == []
+
+
+@pytest.mark.parametrize("pull", [False, True])
+def test_closed_issues_and_pull_requests_are_not_served(bot, pull: bool) -> None:
+    sha = first_push(bot)
+    bot.fake.permissions["alice"] = "admin"
+    if pull:
+        number, _ = feature_pull(bot, {"ops/other.py": operator_source(5.0)})
+        bot.fake.pulls[number]["state"] = "closed"
+    else:
+        number = bot.fake.open_issue()
+    comment = bot.fake.add_comment(number, f"/foundry optimize {OP}", "alice")
+    payload = bot.comment_payload(number, comment, pull=pull)
+    payload["issue"]["state"] = "closed"
+    writes = len(bot.fake.writes())
+    env = bot.env("issue_comment", payload, sha)
+    assert bot.run("run", env) == 0
+    assert len(bot.fake.writes()) == writes and bot.optimized == [OP]
+    assert "is closed" in env.step_summary.read_text()
+
+
+def test_an_invalid_config_on_a_comment_run_is_answered(bot) -> None:
+    first_push(bot)
+    sha = bot.dev.commit({".github/foundry.yml": "max_budget: lots\n"}, "config")
+    bot.dev.push()
+    bot.fake.permissions.update({"alice": "write", "reader": "read"})
+    issue = bot.fake.open_issue()
+    quiet = bot.fake.add_comment(issue, f"/foundry optimize {OP}", "reader")
+    assert bot.run("run", bot.env("issue_comment", bot.comment_payload(issue, quiet), sha)) == 0
+    assert not any("foundry.yml" in c["body"] for c in bot.fake.comments.values()), "permission first"
+    comment = bot.fake.add_comment(issue, f"/foundry optimize {OP}", "alice")
+    assert bot.run("run", bot.env("issue_comment", bot.comment_payload(issue, comment), sha)) == 0
+    assert [r["content"] for r in bot.fake.reactions] == ["confused"]
+    [reply] = [
+        c["body"] for c in bot.fake.comments.values() if c["user"] == "kernel-foundry[bot]" and "alice" in c["body"]
+    ]
+    assert ".github/foundry.yml" in reply and "budget" in reply and "integer" in reply and bot.optimized == [OP]

@@ -48,4 +48,5 @@ def api(fake: FakeGitHub, sleeps: RecordedSleep) -> GitHubApi:
         timeout_s=1,
         retry=RetryPolicy(sleep=sleeps),
         throttle=False,
+        bot_login="kernel-foundry[bot]",
     )

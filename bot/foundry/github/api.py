@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_BOT_LOGIN = "github-actions[bot]"  # who GITHUB_TOKEN writes as; FOUNDRY_BOT_LOGIN for an app's token
 REACTIONS = ("eyes", "rocket", "confused", "+1", "-1", "laugh", "hooray", "heart")
 
 
@@ -135,8 +136,10 @@ class GitHubApi:
         timeout_s: int = 15,
         retry: RetryPolicy | None = None,
         throttle: bool = True,
+        bot_login: str = DEFAULT_BOT_LOGIN,
     ) -> None:
         self.repository = repository
+        self.bot_login = bot_login  # the account the token writes as: markers count only in its comments
         self.retry = retry or RetryPolicy()
         kwargs = {} if throttle else {"seconds_between_requests": None, "seconds_between_writes": None}
         self._gh = Github(
@@ -208,9 +211,11 @@ class GitHubApi:
 
     # comments ------------------------------------------------------------------------------------
     def find_comment(self, issue: int, marker: str) -> CommentRef | None:
+        """The bot's own comment carrying marker (anyone can paste a marker into a comment)."""
+
         def scan() -> CommentRef | None:
             for c in self._repo.get_issue(issue).get_comments():
-                if marker in (c.body or ""):
+                if c.user.login == self.bot_login and marker in (c.body or ""):
                     return _comment(c)
             return None
 
@@ -225,11 +230,15 @@ class GitHubApi:
             if existing.body != body:
                 self.call(f"edit comment {existing.id}", lambda: self._issue_comment(existing.id).edit(body))
             return existing.model_copy(update={"body": body})
-        return self.call(
+        made = self.call(
             f"comment on #{issue}",
             lambda: _comment(self._repo.get_issue(issue).create_comment(body)),
             reconcile=lambda: self.find_comment(issue, marker),
         )
+        if made.author and made.author != self.bot_login:
+            log.warning("the token writes as %s, not %s (set FOUNDRY_BOT_LOGIN)", made.author, self.bot_login)
+            self.bot_login = made.author
+        return made
 
     def _issue_comment(self, comment_id: int) -> github.IssueComment.IssueComment:
         # get_issue and get_comment only build URLs (…/issues/comments/{id}); no request is made

@@ -86,6 +86,7 @@ class IssuePullRequest(_Payload):
 
 class Issue(_Payload):
     number: int
+    state: str = "open"  # open | closed: a closed issue or pull request is not served
     pull_request: IssuePullRequest | None = None
 
     @property

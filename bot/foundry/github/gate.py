@@ -55,6 +55,7 @@ class GateResult(BaseModel):
     run: bool
     reason: str  # for logs and the job summary
     reply: str | None = None  # a comment to post when refusing (help, permission)
+    config_error: bool = False  # the refusal is an invalid .github/foundry.yml (answered with 😕)
     target: Target | None = None
 
 
@@ -121,18 +122,21 @@ def _gate_comment(
     author = event.comment.user
     if author.is_bot:
         return _skip(f"comment by the bot account {author.login}")
+    if event.issue.state != "open":
+        return _skip(f"#{event.issue.number} is {event.issue.state}")
+    problem: CommandError | None = None
     try:
         command = parse_command(event.comment.body, max_budget=config.max_budget)
     except CommandError as exc:
-        why = str(exc)
-        lead = f"@{author.login} {why}." if why else f"@{author.login} here is how to use Kernel Foundry."
-        return _skip(f"bad command: {why or 'help'}", reply=f"{lead}\n\n{help_text(config.max_budget)}")
-    if command is None:
+        command, problem = None, exc
+    if command is None and problem is None:
         return _skip("comment is not a /foundry command")
     if api is None:
         return _skip("no GitHub token: cannot check the commenter's permission")
-    permission = api.permission(author.login)
+    permission = api.permission(author.login)  # before any answer: no replies to people without write access
     if permission not in ALLOWED_PERMISSIONS:
+        if problem is not None:
+            return _skip(f"bad command by {author.login}, who has {permission} permission")
         return _skip(
             f"{author.login} has {permission} permission",
             reply=(
@@ -140,10 +144,17 @@ def _gate_comment(
                 "so it is reserved for collaborators with write access. A maintainer can run it for you."
             ),
         )
+    if problem is not None:
+        why = str(problem)
+        lead = f"@{author.login} {why}." if why else f"@{author.login} here is how to use Kernel Foundry."
+        return _skip(f"bad command: {why or 'help'}", reply=f"{lead}\n\n{help_text(config.max_budget)}")
+    assert command is not None
     repo = event.repository.full_name
     number = event.issue.number
     if event.issue.is_pull_request:
         pull = api.pull(number)
+        if pull.state != "open":
+            return _skip(f"pull request #{number} is {pull.state}")
         if pull.head_repo != repo:
             return _skip(
                 f"pull request #{number} comes from a fork",
