@@ -33,6 +33,7 @@ PLAIN_TENSOR_TYPES = tuple(
 RULE_NAMESPACES = frozenset({"aten"})
 # What the interpreter's argument copies are made of (GridExecutor._init_args_hst and _restore_args_dev).
 INTERPRETER_COPY_OPS = frozenset({"new_empty", "set_", "empty", "copy_", "_to_copy", "empty_strided"})
+EXEMPT_RANGE = "foundry::interpreter_copies"  # the profiler range around each of the interpreter's copies
 VIOLATION_TAMPER = "tamper: "
 VIOLATION_REGISTERED = "registered: "
 
@@ -175,7 +176,8 @@ class LaunchRecorder:
         def copy_args(executor: Any, *args: Any, **kwargs: Any) -> Any:
             recorder.exempt += 1
             try:
-                return original(executor, *args, **kwargs)
+                with torch.autograd.profiler.record_function(EXEMPT_RANGE):  # what the witness exempts
+                    return original(executor, *args, **kwargs)
             finally:
                 recorder.exempt -= 1
 
@@ -257,30 +259,120 @@ def describe_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: (f"tensor:{v.dtype}" if isinstance(v, torch.Tensor) else v) for k, v in kwargs.items()}
 
 
+class Witness:
+    """A second observer of a checked call, kept in torch's C++ profiler instead of Python objects candidate code
+    can reach or switch off: the aten ops the call ran (whatever dispatch modes were on, in any thread) and, on
+    CUDA, the kernels the device ran. Compared with the op log and the launch counts when the log closes."""
+
+    def __init__(self) -> None:
+        self.cuda = torch.cuda.is_available()
+        self.profile: Any = None
+        self.failed = ""
+
+    def start(self) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.cuda else [])
+        try:
+            self.profile = profile(activities=activities)
+            self.profile.__enter__()
+        except Exception as exc:  # a profiler already running is a candidate's (the harness runs none)
+            self.profile, self.failed = None, f"{type(exc).__name__}: {exc}"[:200]
+
+    def stop(self, logged: set[str], launched: collections.Counter[str]) -> list[str]:
+        """Violations: ops the witness saw that the op log did not (logged: the log's ops as aten::name), and
+        launches counted that no kernel run backs."""
+        if self.profile is None:
+            return [f"{VIOLATION_TAMPER}the witness profiler could not start ({self.failed})"]
+        try:
+            if self.cuda:
+                torch.cuda.synchronize()
+            self.profile.__exit__(None, None, None)
+            events = list(self.profile.events())
+        except Exception as exc:  # stopped or reset from inside the call
+            return [f"{VIOLATION_TAMPER}the witness profiler was stopped ({type(exc).__name__})"]
+        problems: list[str] = []
+        unseen = unlogged_ops(events, logged)
+        if unseen:
+            listing = ", ".join(f"{name}×{n}" for name, n in sorted(unseen.items())[:5])
+            problems.append(f"{VIOLATION_TAMPER}ops ran that the op log did not see: {listing}")
+        ran = launches_seen(events, self.cuda)
+        counted = launched if self.cuda else collections.Counter({"*": sum(launched.values())})
+        forged = {name: n for name, n in counted.items() if n > ran.get(name, 0)}
+        if forged:
+            listing = ", ".join(f"{name} {n} counted, {ran.get(name, 0)} ran" for name, n in sorted(forged.items()))
+            problems.append(f"{VIOLATION_TAMPER}launches counted that no kernel run backs: {listing}")
+        return problems
+
+
+def unlogged_ops(events: list[Any], logged: set[str]) -> collections.Counter[str]:
+    """Top-level ops in the witness's events that no op of the log accounts for: an op is accounted for when it
+    or an op it called is in the log (torch.softmax is logged as the aten::_softmax it calls). Ranges of user
+    annotations are transparent, except the interpreter's copies, whose copy ops are exempt."""
+    missing: collections.Counter[str] = collections.Counter()
+
+    def accounted(event: Any) -> bool:
+        if not event.is_user_annotation and event.name in logged:
+            return True
+        return any(accounted(child) for child in event.cpu_children)
+
+    def visit(event: Any, exempt: bool) -> None:
+        if event.is_user_annotation or "::" not in event.name:  # a range, or the profiler's PythonDispatchMode
+            for child in event.cpu_children:
+                visit(child, exempt or event.name == EXEMPT_RANGE)
+        elif exempt and event.name.removeprefix("aten::") in INTERPRETER_COPY_OPS:
+            return
+        elif not accounted(event):
+            missing[event.name] += 1
+
+    for event in events:
+        if event.cpu_parent is None and str(event.device_type).endswith("CPU"):
+            visit(event, False)
+    return missing
+
+
+def launches_seen(events: list[Any], cuda: bool) -> collections.Counter[str]:
+    """Kernel runs the witness saw, by name: on CUDA the device's kernels; under the interpreter, which names
+    nothing, a total ("*") of one per pair of argument-copy ranges (each launch copies its arguments in and
+    back)."""
+    if cuda:
+        return collections.Counter(e.name for e in events if str(e.device_type).endswith("CUDA"))
+    copies = sum(1 for e in events if e.name == EXEMPT_RANGE)
+    return collections.Counter({"*": copies // 2})
+
+
 class OpLog(TorchDispatchMode):
     """Counts the ops run during the candidate's forward, by fully qualified name, outside the interpreter's
     argument copies. Records dtype changes of copies so a cast (a precision trick) is not mistaken for a layout
     op. When it closes it checks that nothing switched it or the launch recorder off (recorder.violations)."""
 
-    def __init__(self, recorder: LaunchRecorder) -> None:
+    def __init__(self, recorder: LaunchRecorder, witness: bool = True) -> None:
         super().__init__()
         self.recorder = recorder
         self.ops: collections.Counter[str] = collections.Counter()
         self.function_modes = 0
+        self.launches_before: collections.Counter[str] = collections.Counter()
+        self.witness = Witness() if witness else None
 
     def __enter__(self) -> OpLog:
         self.function_modes = torch._C._len_torch_function_stack()
+        self.launches_before = collections.Counter(self.recorder.launches)
+        if self.witness is not None:
+            self.witness.start()
         return super().__enter__()
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         problems: list[str] = []
+        if self.witness is not None:  # first: nothing the checks below run is the call's
+            launched = self.recorder.launches - self.launches_before
+            problems += self.witness.stop({qualified_op(n).partition(".")[0] for n in self.ops}, launched)
         stack = _get_current_dispatch_mode_stack()
         if not stack or stack[-1] is not self:
             problems.append(f"{VIOLATION_TAMPER}the op log is no longer the active dispatch mode")
         elif len(stack) > 1:
             problems.append(f"{VIOLATION_REGISTERED}{len(stack) - 1} other dispatch mode(s) active")
-        if torch._C._len_torch_function_stack() != self.function_modes:
-            problems.append(f"{VIOLATION_REGISTERED}a torch function mode was left active")
+        if self.function_modes or torch._C._len_torch_function_stack():  # the harness calls with none
+            problems.append(f"{VIOLATION_REGISTERED}a torch function mode was active around the call")
         problems += self.recorder.tampering({qualified_op(n) for n in self.ops})
         self.recorder.violations.extend(problems)
         if any(mode is self for mode in stack):  # the stack as before __enter__: modes left above the log go too
@@ -293,7 +385,10 @@ class OpLog(TorchDispatchMode):
         out = func(*args, **kwargs)
         identity = op_identity(func)
         short = identity.rsplit(".", 1)[0]  # aten.add: the stream message's form
-        if self.recorder.exempt and identity.split(".")[1] in INTERPRETER_COPY_OPS and short.startswith("aten."):
+        if self.recorder.exempt and (
+            (short.startswith("aten.") and identity.split(".")[1] in INTERPRETER_COPY_OPS)
+            or short.startswith("profiler._record_function")  # the witness's range around the copies
+        ):
             return out
         self.recorder.check_stream(short)
         if func.__name__.split(".")[0] in {"_to_copy", "copy_", "to", "clone"} and changes_dtype(args, out):
