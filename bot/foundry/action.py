@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 PLAN_FILE = "plan.json"
 SECRET_NAMES = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
 DEFAULT_OPERATOR_TIMEOUT_S = 50 * 60
+UNFINISHED = "not finished: the optimize job stopped before this operator was done (its timeout, or cancelled)"
 
 
 class ActionError(FatalError):
@@ -407,6 +408,17 @@ def optimize(
     planned, skipped, note = selection.planned, selection.skipped, selection.note
     done: list[PlannedOperator] = []
     reports: list[RunReport] = []
+
+    def save(pending: list[PlannedOperator]) -> None:
+        """plan.json after every operator (atomically): a job killed by its timeout keeps what finished,
+        and the operators it did not finish say so."""
+        unfinished = [p.model_copy(update={"error": UNFINISHED}) for p in pending]
+        plan = Plan(target=target, note=note, operators=(*done, *unfinished), skipped=tuple(skipped))
+        partial = artifacts / (PLAN_FILE + ".partial")
+        partial.write_text(plan.model_dump_json(indent=2))
+        partial.replace(artifacts / PLAN_FILE)
+
+    save(planned)
     with _source_tree(env, target.head) as tree:
         for i, op in enumerate(planned):
             if progress is not None:
@@ -414,8 +426,7 @@ def optimize(
             out_dir = artifacts / op.slug
             code = parts.optimizer(dataclasses.replace(env, workspace=tree), op, out_dir)
             done.append(_collect(op, code, out_dir, reports))
-    plan = Plan(target=target, note=note, operators=tuple(done), skipped=tuple(skipped))
-    (artifacts / PLAN_FILE).write_text(plan.model_dump_json(indent=2))
+            save(planned[i + 1 :])
     if summary:
         write_summary(env, summary_markdown([], reports, problem="; ".join(o.error for o in done if o.error)))
     write_outputs(env, {"run": "true" if done else "false", "operators": json.dumps([o.ref for o in done])})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from foundry import action
 from harness import ZERO, kernel_source, operator_source, read_outputs
 
 pytestmark = pytest.mark.e2e
@@ -250,3 +251,31 @@ def test_an_invalid_config_on_a_comment_run_is_answered(bot) -> None:
         c["body"] for c in bot.fake.comments.values() if c["user"] == "kernel-foundry[bot]" and "alice" in c["body"]
     ]
     assert ".github/foundry.yml" in reply and "budget" in reply and "integer" in reply and bot.optimized == [OP]
+
+
+# 6. a job stopped by its timeout keeps what finished -------------------------------------------------------
+class JobKilled(BaseException):
+    """What the runner's timeout does to the optimize job, in-process: nothing after it runs."""
+
+
+def test_a_killed_optimize_job_keeps_the_operators_that_finished(bot, tmp_path) -> None:
+    bot.candidates.update({OP: kernel_source(2.0), "ops/slow.py": kernel_source(5.0)})
+    sha = bot.dev.commit({OP: operator_source(2.0), "ops/slow.py": operator_source(5.0)}, "two operators")
+    bot.dev.push()
+    payload = bot.push_payload(ZERO, sha)
+    artifacts = tmp_path / "artifacts"
+
+    def killed_on_the_second(env, op, out_dir) -> int:
+        if op.ref != OP:
+            raise JobKilled(op.ref)
+        return bot.check_optimizer(env, op, out_dir)
+
+    parts = action.Parts(api_factory=bot.api, optimizer=killed_on_the_second)
+    with pytest.raises(JobKilled):
+        action.optimize(bot.env("push", payload, sha), artifacts, parts)
+    env = bot.env("push", payload, sha)
+    assert bot.run("publish", env, artifacts) == 1, "an unfinished operator is a failure to report"
+    [made] = bot.fake.open_pulls()
+    assert made["head"] == MAIN_BRANCH and bot.branch_file(MAIN_BRANCH, KERNEL) == kernel_source(2.0)
+    summary = env.step_summary.read_text()
+    assert "`ops/slow.py`: not finished: the optimize job stopped" in summary

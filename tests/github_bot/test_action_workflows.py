@@ -63,7 +63,11 @@ def test_example_workflow_structure(path: Path) -> None:
     ref = checkout.get("with", {}).get("ref", "")
     assert "pull_request.head" not in ref and "event.comment" not in ref, "never check out fork code on the GPU"
     assert checkout["with"].get("persist-credentials") is False
-    assert any(str(s.get("uses", "")).startswith("actions/upload-artifact") for s in optimize["steps"])
+    upload = [s for s in optimize["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact")]
+    assert len(upload) == 1 and upload[0].get("if") == "always()", "a timed-out job still uploads what finished"
+    for job in ("optimize", "publish"):
+        step = next(s for s in jobs[job]["steps"] if "kernel-foundry" in str(s.get("uses", "")))
+        assert step["with"]["head"] == "${{ needs.triage.outputs.head }}", f"{job} uses the commit triage approved"
     publish = next(j for j in jobs.values() if j.get("permissions", {}).get("contents") == "write")
     assert publish["permissions"].get("pull-requests") == "write"
     assert publish["runs-on"] != optimize["runs-on"]
