@@ -218,3 +218,60 @@ def test_describe_violations_names_the_worst_first():
     assert describe_violations(subclass + [f"{VIOLATION_REGISTERED}x"])[0] == "registration"
     rule, message = describe_violations([f"{VIOLATION_REGISTERED}x", f"{VIOLATION_TAMPER}y"])
     assert rule == "guard_tampered" and message.endswith(": y")
+
+
+def test_the_witness_sees_torch_work_with_python_dispatch_switched_off(recorder):
+    x = torch.randn(4, 8)
+    with OpLog(recorder) as log:
+        with torch._C._DisableTorchDispatch():
+            torch.softmax(x, dim=-1)
+        double(x)
+    assert dict(log.ops) == {"aten.empty_like.default": 1}
+    assert recorder.violations == [f"{VIOLATION_TAMPER}ops ran that the op log did not see: aten::softmax×1"]
+
+
+def test_the_witness_sees_torch_work_in_another_thread(recorder):
+    import threading
+
+    x = torch.randn(4, 8)
+    with OpLog(recorder):
+        worker = threading.Thread(target=lambda: torch.softmax(x, dim=-1))
+        worker.start()
+        worker.join()
+        double(x)
+    assert recorder.violations == [f"{VIOLATION_TAMPER}ops ran that the op log did not see: aten::softmax×1"]
+
+
+def test_a_forged_launch_count_has_no_kernel_run_behind_it(recorder):
+    x = torch.randn(10)
+    with OpLog(recorder):
+        double(x)
+        recorder.launches["_double_kernel"] += 2
+    assert recorder.violations == [f"{VIOLATION_TAMPER}launches counted that no kernel run backs: * 3 counted, 1 ran"]
+
+
+def test_autotuned_and_heuristic_launches_are_witnessed_like_plain_ones(recorder):
+    from foundry.evaluate import interp_autotune
+    from triton.runtime.autotuner import Autotuner
+
+    saved = {name: vars(Autotuner)[name] for name in ("run", "do_bench")}
+    interp_autotune.install()
+    try:
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"])
+        @triton.heuristics({"SCALE": lambda args: 2})
+        @triton.jit
+        def _scaled_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, SCALE: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+
+        x = torch.randn(40)
+        for _ in range(2):
+            y = torch.empty_like(x)
+            with OpLog(recorder) as log:
+                _scaled_kernel[lambda meta: (triton.cdiv(40, meta["BLOCK"]),)](x, y, 40)
+            assert torch.equal(y, x * 2) and set(log.ops) == set()
+    finally:
+        for name, value in saved.items():
+            setattr(Autotuner, name, value)
+    assert recorder.violations == [] and recorder.total == 4  # tuning ran both configs, then one each call

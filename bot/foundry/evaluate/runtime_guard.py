@@ -274,7 +274,7 @@ class Witness:
 
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.cuda else [])
         try:
-            self.profile = profile(activities=activities)
+            self.profile = profile(activities=activities, experimental_config=all_threads())
             self.profile.__enter__()
         except Exception as exc:  # a profiler already running is a candidate's (the harness runs none)
             self.profile, self.failed = None, f"{type(exc).__name__}: {exc}"[:200]
@@ -303,6 +303,17 @@ class Witness:
             listing = ", ".join(f"{name} {n} counted, {ran.get(name, 0)} ran" for name, n in sorted(forged.items()))
             problems.append(f"{VIOLATION_TAMPER}launches counted that no kernel run backs: {listing}")
         return problems
+
+
+def all_threads() -> Any:
+    """The profiler's setting that records ops in every thread (the op log sees only the calling thread's), where
+    this torch has it; else None (the calling thread only)."""
+    try:
+        from torch._C._profiler import _ExperimentalConfig
+
+        return _ExperimentalConfig(profile_all_threads=True)
+    except (ImportError, TypeError):
+        return None
 
 
 def unlogged_ops(events: list[Any], logged: set[str]) -> collections.Counter[str]:
