@@ -204,12 +204,12 @@ def test_generation_zero_keeps_rows_in_registers_past_the_default_tile(writer: T
     [defaults, whole] = writer.propose(request_for(EXAMPLES / "log_softmax.py", count=2))
     assert defaults.notes == "defaults" and "whole rows in registers" in whole.notes
     assert whole.genes["row.max_single_n"] == 32768 and whole.genes["row.num_warps"] == 32
-    assert "if triton.next_power_of_2(N) <= 32768:" in whole.source
+    assert "if next_power_of_2(N) <= 32768:" in whole.source
     # cross-entropy over the same width reads its rows once in the loop, but reduces every tile twice (online
     # max and sum): whole rows are proposed too, at the gene's top value only (the defaults keep the loop)
     [defaults, whole] = writer.propose(request_for(EXAMPLES / "cross_entropy.py", count=2))
-    assert "whole rows in registers" in whole.notes and "if triton.next_power_of_2(N) <= 32768:" in whole.source
-    assert "triton.next_power_of_2(N) <=" not in defaults.source
+    assert "whole rows in registers" in whole.notes and "if next_power_of_2(N) <= 32768:" in whole.source
+    assert "next_power_of_2(N) <=" not in defaults.source
     # layer norm's 4,096 columns already fit the default single tile
     assert not any("whole rows" in c.notes for c in writer.propose(request_for(EXAMPLES / "layernorm.py", count=3)))
 

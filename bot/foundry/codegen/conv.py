@@ -737,7 +737,7 @@ class ConvEmitter(ChannelEpilogue):
         partials), one program per EPILOGUE_BLOCK outputs; `extra` adds launch arguments."""
         args = [src, *epi, *self.seg.outputs, *self.scalars, *self.sizes, "M * C_OUT", "C_OUT", "OS"]
         return (
-            f"{self.kernel_name('epilogue')}[(triton.cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]"
+            f"{self.kernel_name('epilogue')}[(cdiv(M * C_OUT, {EPILOGUE_BLOCK}),)]"
             f"({', '.join(args + self.stride_args(epi))}, BLOCK={EPILOGUE_BLOCK}, WIDE=M * C_OUT >= 2**31{extra}, "
             "num_warps=4)"
         )
@@ -807,23 +807,21 @@ class ConvEmitter(ChannelEpilogue):
                     "    raise ValueError(f'a reduction over the channels in the epilogue needs groups 1 and at most "
                     f"{CHANNEL_TILE} channels, got {{G}} and {{COG}}: the plan was made for the declared sizes "
                     "of the operator, this is not one of them')",
-                    "bn = max(16, triton.next_power_of_2(COG))  # one tile spans every channel",
+                    "bn = max(16, next_power_of_2(COG))  # one tile spans every channel",
                 ]
             if self.subpixel:
                 strides = at["stride"]
                 lines.append(
                     "MQ = N * "
-                    + " * ".join(f"triton.cdiv(O{i}, {strides[i]})" for i in range(self.d))
+                    + " * ".join(f"cdiv(O{i}, {strides[i]})" for i in range(self.d))
                     + "  # outputs per stride phase (rounded up)"
                 )
                 phases = 1
                 for v in strides:
                     phases *= v
-                grid = f"(triton.cdiv(MQ, {g['BLOCK_M']}) * triton.cdiv(COG, {bn}), G, {phases * split})"
+                grid = f"(cdiv(MQ, {g['BLOCK_M']}) * cdiv(COG, {bn}), G, {phases * split})"
             else:
-                grid = (
-                    f"(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(COG, {bn}), G{f', {split}' if split > 1 else ''})"
-                )
+                grid = f"(cdiv(M, {g['BLOCK_M']}) * cdiv(COG, {bn}), G{f', {split}' if split > 1 else ''})"
             gemm_args, gemm = common, []
             if split > 1:  # the GEMM writes fp32 partials; the epilogue kernel adds them up
                 gemm_args = [x, w, "part", *self.shape_params(), *self.dims("K")]
@@ -848,19 +846,19 @@ class ConvEmitter(ChannelEpilogue):
             if split > 1:
                 gemm.append(self.epilogue_launch("part", epi, f", SPLIT_K={split}"))
             direct = (
-                f"{self.kernel_name('direct')}[(triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(C_OUT, block_n),)]"
+                f"{self.kernel_name('direct')}[(cdiv(M, {g['BLOCK_M']}) * cdiv(C_OUT, block_n),)]"
                 f"({', '.join(common)}, BLOCK_M={g['BLOCK_M']}, BLOCK_N=block_n, {opts})"
             )
-            block_n = f"block_n = min({g['BLOCK_N']}, triton.next_power_of_2(C_OUT))"
+            block_n = f"block_n = min({g['BLOCK_N']}, next_power_of_2(C_OUT))"
             lead, row, col = self.tile_dims()
             planes = " * ".join(["N", "C_OUT", *(f"O{i}" for i in lead)])
-            plane = [f"bm = min({g['BLOCK_M']}, triton.next_power_of_2(O{col}))"]
+            plane = [f"bm = min({g['BLOCK_M']}, next_power_of_2(O{col}))"]
             if row is None:
                 plane.append("bn = 1")
-                tiles = f"triton.cdiv(O{col}, bm)"
+                tiles = f"cdiv(O{col}, bm)"
             else:
-                plane.append(f"bn = min({g['BLOCK_N']}, triton.next_power_of_2(O{row}))")
-                tiles = f"triton.cdiv(O{row}, bn) * triton.cdiv(O{col}, bm)"
+                plane.append(f"bn = min({g['BLOCK_N']}, next_power_of_2(O{row}))")
+                tiles = f"cdiv(O{row}, bn) * cdiv(O{col}, bm)"
             launch = f"({', '.join(common)}, BLOCK_M=bm, BLOCK_N=bn, {opts})"
             plane.append(f"{self.kernel_name('plane')}[({planes}, {tiles})]{launch}")
             if algo == "plane":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,27 @@ BROADCAST_HELPER = '''def broadcast_shape(*shapes):
                 size = d
         out.append(size)
     return torch.Size(out)'''
+
+
+# Launch arithmetic on the host, emitted into a candidate whose launchers use it: triton.cdiv and
+# triton.next_power_of_2 are constexpr functions that unwrap their arguments (14 and 19 us per call here,
+# several per launch), these are plain integer arithmetic.
+CDIV_HELPER = '''def cdiv(a, b):
+    """Ceiling division of two host integers (a grid size)."""
+    return -(-a // b)'''
+NEXT_POWER_OF_2_HELPER = '''def next_power_of_2(n):
+    """The smallest power of two >= n, for n >= 1 (a block size)."""
+    return 1 << (n - 1).bit_length()'''
+HOST_HELPERS = {"broadcast_shape(": BROADCAST_HELPER, "cdiv(": CDIV_HELPER, "next_power_of_2(": NEXT_POWER_OF_2_HELPER}
+
+
+def host_helpers(launchers: list[str]) -> list[str]:
+    """The host helpers these launchers call, each once, in a fixed order."""
+    used = []
+    for call, source in HOST_HELPERS.items():
+        if any(re.search(r"(?<![\w.])" + re.escape(call), text) for text in launchers):
+            used.append(source)
+    return used
 
 
 def broadcast_line(tensors: list[str]) -> str:
@@ -301,16 +323,14 @@ class PointwiseEmitter(SegmentEmitter):
         block = self.genes["BLOCK_SIZE"]
         args = self.kernel_params() + ["numel"] + group_args + stride_args
         call_args = [a.removesuffix("_ptr") for a in args]
-        flat_call = (
-            f"{name}[(triton.cdiv(numel, {block}),)]({', '.join(call_args)}, BLOCK={block}, {self.launch_opts()})"
-        )
+        flat_call = f"{name}[(cdiv(numel, {block}),)]({', '.join(call_args)}, BLOCK={block}, {self.launch_opts()})"
         if by_rows:
             dims = groups[last]
             lines.append(f"C = math.prod(shape[{span(dims[0], rank, rank)}])")
             rargs = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["C"]
             rargs += [f"size{g}" for g in row_groups] + [f"inner{g} // C" for g in row_groups] + stride_args
-            lines.append(f"if C >= {block // 2} and triton.cdiv(C, {block}) < 65536:")
-            lines.append(f"    grid = (numel // C, triton.cdiv(C, {block}))")
+            lines.append(f"if C >= {block // 2} and cdiv(C, {block}) < 65536:")
+            lines.append(f"    grid = (numel // C, cdiv(C, {block}))")
             lines.append(f"    {rows_name}[grid]({', '.join(rargs)}, BLOCK={block}, {self.launch_opts()})")
             lines.append("else:")
             lines.append(f"    {flat_call}")
@@ -811,17 +831,17 @@ class RowEmitter(SegmentEmitter):
             ch_tile = f", CH_TILE=HW % {self.genes['BLOCK_N']} == 0"  # tiles inside one channel
         block_m = self.genes["BLOCK_M"]
         call = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["M", "N"] + extra
-        grid = f"(triton.cdiv(M, {block_m}),)"
+        grid = f"(cdiv(M, {block_m}),)"
         loop_call = (
             f"{loop_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
             f"BLOCK_N={self.genes['BLOCK_N']}{ch_tile}, {self.launch_opts()})"
         )
         whole: list[str] = []
         if max_single > 0:
-            whole.append(f"if triton.next_power_of_2(N) <= {max_single}:")
+            whole.append(f"if next_power_of_2(N) <= {max_single}:")
             whole.append(
                 f"    {single_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
-                f"BLOCK_N=triton.next_power_of_2(N), {self.launch_opts()})"
+                f"BLOCK_N=next_power_of_2(N), {self.launch_opts()})"
             )
             whole.append("else:")
             whole.append(f"    {loop_call}")
@@ -988,12 +1008,12 @@ class FullEmitter(PointwiseEmitter):
             lines.append(f"{o} = torch.empty(shape, device={dev}, dtype={self.dtype_expr(o)})")
         for o in end_outs:
             lines.append(f"{o} = torch.empty({tuple(self.nodes[o].shape)!r}, device={dev}, dtype={self.dtype_expr(o)})")
-        lines.append(f"P = max(1, min({self.genes['partials']}, triton.cdiv(numel, {block})))")
+        lines.append(f"P = max(1, min({self.genes['partials']}, cdiv(numel, {block})))")
         lines.append(f"partial = torch.empty((P, {k}), device={dev}, dtype=torch.float32)")
         pcall = [*big, *full_outs, "partial", *prologue_scalars, *prologue_sizes, "numel"] + group_args + stride_args
         lines.append(f"{part_name}[(P,)]({', '.join(pcall)}, BLOCK={block}, {self.launch_opts()})")
         ccall = ["partial", *small, *end_outs, *epi_scalars, *epi_sizes, "P"]
-        lines.append(f"{comb_name}[(1,)]({', '.join(ccall)}, BLOCK_P=triton.next_power_of_2(P), num_warps=4)")
+        lines.append(f"{comb_name}[(1,)]({', '.join(ccall)}, BLOCK_P=next_power_of_2(P), num_warps=4)")
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
         return Emitted(
@@ -1142,8 +1162,8 @@ class ColEmitter(SegmentEmitter):
                 shape = f"tuple(shape[:{d0}]) + tuple(shape[{d1}:])"
             lines.append(f"{o} = torch.empty({shape}, device={base_t}.device, dtype={self.dtype_expr(o)})")
         bi, br = self.genes["BLOCK_I"], self.genes["BLOCK_R"]
-        lines.append(f"block_i = min({bi}, triton.next_power_of_2(INNER))")
-        lines.append("grid = (OUTER * triton.cdiv(INNER, block_i),)")
+        lines.append(f"block_i = min({bi}, next_power_of_2(INNER))")
+        lines.append("grid = (OUTER * cdiv(INNER, block_i),)")
         call = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["R", "INNER", *strides]
         lines.append(f"{name}[grid]({', '.join(call)}, BLOCK_R={br}, BLOCK_I=block_i, {self.launch_opts()})")
         lines.append(f"return {', '.join(self.seg.outputs)}")

@@ -130,7 +130,7 @@ class MatmulEmitter(SegmentEmitter):
         for o in self.seg.outputs:
             lines.append(f"{o} = torch.empty(shape, device={a}.device, dtype={self.dtype_expr(o)})")
         g = self.genes
-        lines.append(f"grid = (triton.cdiv(M, {g['BLOCK_M']}) * triton.cdiv(N, {g['BLOCK_N']}), B)")
+        lines.append(f"grid = (cdiv(M, {g['BLOCK_M']}) * cdiv(N, {g['BLOCK_N']}), B)")
         call = (
             [a, b]
             + epi_tensors

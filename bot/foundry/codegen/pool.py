@@ -162,7 +162,7 @@ class PoolEmitter(ChannelEpilogue):
         )
         block = self.genes["BLOCK_SIZE"]
         lines.append(
-            f"{name}[(triton.cdiv(TOTAL, {block}),)]({', '.join(call)}, BLOCK={block}, WIDE=TOTAL >= 2**31, "
+            f"{name}[(cdiv(TOTAL, {block}),)]({', '.join(call)}, BLOCK={block}, WIDE=TOTAL >= 2**31, "
             f"num_warps={self.genes['num_warps']})"
         )
         lines.append(f"return {', '.join(self.seg.outputs)}")

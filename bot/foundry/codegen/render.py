@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import torch
 
 from foundry.codegen.analyze import Analysis
-from foundry.codegen.kernels import BROADCAST_HELPER, Emitted, emit_segment
+from foundry.codegen.kernels import Emitted, emit_segment, host_helpers
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -55,16 +56,13 @@ class Renderer:
             if seg.kind == "conv":
                 genes["others"] = len(self.a.segments) > 1  # other kernels launch: a library conv may need none
             emitted.append(emit_segment(self.graph, seg, genes, self.prefix(i), symbolic))
-        parts = [
-            self.header(),
-            "import math\n\nimport torch\nimport triton\nimport triton.language as tl\nfrom torch import nn",
-        ]
-        if any("broadcast_shape(" in e.launcher for e in emitted):
-            parts.append(BROADCAST_HELPER)
+        body = host_helpers([e.launcher for e in emitted])
         for e in emitted:
-            parts.append(e.kernel)
-            parts.append(e.launcher)
-        parts.append(self.model(emitted))
+            body += [e.kernel, e.launcher]
+        body.append(self.model(emitted))
+        uses_math = any(re.search(r"(?<![\w.])math\.", part) for part in body)
+        imports = ("import math\n\n" if uses_math else "") + "import torch\nimport triton\nimport triton.language as tl"
+        parts = [self.header(), imports + "\nfrom torch import nn", *body]
         return "\n\n\n".join(parts) + "\n"
 
     def header(self) -> str:

@@ -419,10 +419,10 @@ class RowSplit:
         if gene == "auto":
             return [
                 f"# auto: ~{TARGET_WAVES} programs per SM of an H200 ({SM_COUNT} SMs) when rows are few and long",
-                f"splits = min({MAX_SPLITS}, triton.next_power_of_2(triton.cdiv({TARGET_WAVES * SM_COUNT}, M)), "
-                f"triton.cdiv(N, {MIN_CHUNK})) if M < {FEW_ROWS} and N >= {MIN_SPLIT_N} else 1",
+                f"splits = min({MAX_SPLITS}, next_power_of_2(cdiv({TARGET_WAVES * SM_COUNT}, M)), "
+                f"cdiv(N, {MIN_CHUNK})) if M < {FEW_ROWS} and N >= {MIN_SPLIT_N} else 1",
             ]
-        return [f"splits = min({int(gene)}, triton.cdiv(N, 16))"]
+        return [f"splits = min({int(gene)}, cdiv(N, 16))"]
 
     def fallback_chunk(self) -> int:
         """The one-launch fallback's chunk: 2 values per thread (at most a tile). The registers ptxas keeps for
@@ -468,7 +468,7 @@ class RowSplit:
         one: list[str] = []
         if one_name is not None:
             ocall = [*call[:n_at], "partial", "arrived", *call[n_at:], "tiles", "spin_limit"]
-            lines += [f"tiles = triton.cdiv(N, {block_n})", f"one_launch = splits > 1 and 1 < tiles <= {MAX_SPLITS}"]
+            lines += [f"tiles = cdiv(N, {block_n})", f"one_launch = splits > 1 and 1 < tiles <= {MAX_SPLITS}"]
             one = [
                 "if one_launch:",
                 "    # one launch, a program per tile: the row's programs wait for each other's partials (bounded:",
@@ -477,17 +477,17 @@ class RowSplit:
                 f"    arrived = torch.zeros((M,), device={device}, dtype=torch.int32)",
                 f"    spin_limit = {SPIN_LIMIT} if {device}.type == 'cuda' else 1",
                 f"    {one_name}[(M * tiles,)]({', '.join(ocall)}, BLOCK_M=1, BLOCK_N={block_n}, "
-                f"BLOCK_S=triton.next_power_of_2(tiles), FB={self.fallback_chunk()}"
+                f"BLOCK_S=next_power_of_2(tiles), FB={self.fallback_chunk()}"
                 f"{f', CH_TILE=HW % {block_n} == 0' if self.extra() else ''}, "
                 f"{opts}{self.register_cap_opt()})",
             ]
         # chunks of whole tiles, or of 16 elements (aligned loads) when shorter than a tile; the last chunk
         # takes the remainder, and rounding up may leave fewer chunks than asked for
         if block_n > 16:
-            lines.append(f"align = {block_n} if triton.cdiv(N, splits) >= {block_n} else 16")
+            lines.append(f"align = {block_n} if cdiv(N, splits) >= {block_n} else 16")
         else:
             lines.append(f"align = {block_n}")
-        lines += ["chunk = triton.cdiv(triton.cdiv(N, splits), align) * align", "splits = triton.cdiv(N, chunk)"]
+        lines += ["chunk = cdiv(cdiv(N, splits), align) * align", "splits = cdiv(N, chunk)"]
         pcall = [*self.partial_args, "partial", "M", "N", "splits", "chunk"]
         fcall = [*call[:n_at], "partial", *call[n_at:], "splits", "chunk"]
         grid2 = "(M, splits)" if self.full_outs else "(M, 1)"
@@ -500,7 +500,7 @@ class RowSplit:
             f"    {partial_name}[(M, splits)]({', '.join(pcall)}, BLOCK_M=1, BLOCK_N={block_n}"
             f"{ch_tile if self.partial_ch_tile else ''}, {opts})",
             f"    {finish_name}[{grid2}]({', '.join(fcall)}, BLOCK_M=1, BLOCK_N={block_n}, "
-            f"BLOCK_S=triton.next_power_of_2(splits){ch_tile}, {opts})",
+            f"BLOCK_S=next_power_of_2(splits){ch_tile}, {opts})",
         ]
         if whole[0].startswith("if "):
             return [*lines, "el" + whole[0], *whole[1:]]
