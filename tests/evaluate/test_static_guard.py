@@ -458,3 +458,19 @@ def test_tensor_subclass_bases_are_left_to_the_runtime_guard(guard: StaticGuard)
     assert torch.Tensor is resolve_path("torch.Tensor")
     assert check(guard, "class Lazy(torch.Tensor):\n    pass\n") == []
     assert "object_allowlist" in rules_at(check(guard, "class Odd(torch.dtype):\n    pass\n"))
+
+
+def test_imports_inside_blocks_and_functions_bind_their_modules(guard: StaticGuard):
+    for snippet in (
+        "if True:\n    import torch.nn.functional as G\n\nN = G.np\n",
+        "def f():\n    if True:\n        import torch.nn.functional as G\n    return G.np\n",
+        "class Holder:\n    import torch.nn.functional as G\n\n    N = G.np\n",
+    ):
+        assert "object_allowlist" in rules_at(check(guard, snippet)), snippet
+
+
+def test_the_reference_names_are_refused_with_their_line(guard: StaticGuard):
+    snippet = "def get_inputs():\n    return []\n\n\ndef make():\n    return Model()\n"
+    findings = {(r, n) for r, n, _ in check(guard, snippet)}
+    assert ("reference_access", line_of(snippet, "def get_inputs")) in findings
+    assert ("reference_access", line_of(snippet, "return Model()")) in findings

@@ -301,6 +301,17 @@ class Scope:
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp)
 
 
+def own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of one scope's own code: nested functions, classes, lambdas and comprehensions are not
+    entered."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (*NESTED, ast.GeneratorExp)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
 def bindings(body: list[ast.stmt], imports: bool = True) -> set[str]:
     """Names bound in one scope's own code (nested scopes are not entered; their names are)."""
     names: set[str] = set()
@@ -363,8 +374,6 @@ class Scan:
     def run(self) -> list[Finding]:
         scope = Scope("module", self.tree, None, bindings(module_body(self.tree)))
         self.bind_imports(module_body(self.tree), scope)
-        for name in scope.bound & REFERENCE_NAMES:
-            self.add("reference_access", self.tree, f"the candidate may not define the reference's {name!r}")
         for stmt in self.tree.body:
             if is_main_guard(stmt):
                 for node in stmt.orelse:
@@ -386,9 +395,6 @@ class Scan:
             first = False
             current = current.parent
         return None
-
-    def child(self, kind: str, node: ast.AST, parent: Scope, names: set[str]) -> Scope:
-        return Scope(kind, node, parent, names)
 
     # the walk
 
@@ -420,6 +426,8 @@ class Scan:
             self.add("syntax_allowlist", node, f"{what} is not allowed in a candidate (not on the syntax allowlist)")
 
     def shadows_builtin(self, node: ast.FunctionDef | ast.ClassDef, scope: Scope) -> None:
+        if node.name in REFERENCE_NAMES:
+            self.add("reference_access", node, f"the candidate may not define the reference's {node.name!r}")
         if scope.kind in ("module", "class") and self.is_banned_builtin(node.name):
             self.add("forbidden_name", node, f"{node.name!r} is a builtin: rename the {scope.kind}-level definition")
 
@@ -433,14 +441,14 @@ class Scan:
         self.visit_arguments_outside(node.args, scope)
         if node.returns is not None:
             self.annotation(node.returns, scope)
-        inner = self.child("function", node, scope, parameters(node.args) | bindings(node.body))
+        inner = Scope("function", node, scope, parameters(node.args) | bindings(node.body))
         self.bind_imports(node.body, inner)
         for stmt in node.body:
             self.visit(stmt, inner)
 
     def visit_Lambda(self, node: ast.Lambda, scope: Scope) -> None:
         self.visit_arguments_outside(node.args, scope)
-        inner = self.child("function", node, scope, parameters(node.args))
+        inner = Scope("function", node, scope, parameters(node.args))
         self.visit(node.body, inner)
 
     def visit_arguments_outside(self, args: ast.arguments, scope: Scope) -> None:
@@ -484,7 +492,7 @@ class Scan:
             self.visit(base, scope)
             if node.name != "ModelNew":
                 self.check_base(base, scope)
-        inner = self.child("class", node, scope, bindings(node.body))
+        inner = Scope("class", node, scope, bindings(node.body))
         self.bind_imports(node.body, inner)
         for stmt in node.body:
             self.visit(stmt, inner)
@@ -497,7 +505,7 @@ class Scan:
         names: set[str] = set()
         for g in generators:
             names |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-        inner = self.child("function", node, scope, names)
+        inner = Scope("function", node, scope, names)
         for i, g in enumerate(generators):
             self.visit(g.target, inner)
             if i:
@@ -524,8 +532,9 @@ class Scan:
     # imports
 
     def bind_imports(self, body: list[ast.stmt], scope: Scope) -> None:
-        """Imports directly in this scope's body bind resolved modules/objects (checked when visited)."""
-        for node in body:
+        """Imports anywhere in this scope's own code (inside if/for/with too, not in nested scopes) bind resolved
+        modules and objects (each import is checked when visited)."""
+        for node in own_nodes(body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.name not in self.allow.imports:
