@@ -7,10 +7,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from typing import Any
 
-from foundry.core.errors import FatalError
+from foundry.core.errors import FatalError, Terminated
 
 COMMANDS = ("check", "optimize", "bench", "detect", "experience", "action")
 DESCRIPTION = (
@@ -68,14 +71,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    previous = on_sigterm(raise_terminated)
     try:
         return int(args.handler(args))
     except FatalError as exc:
         print(f"foundry: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except Terminated:
+        print("foundry: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("foundry: interrupted", file=sys.stderr)
         return 130
     except Exception:
         log.exception("foundry: unexpected internal error (please report it with this log)")
         return 3
+    finally:
+        if previous is not None:
+            on_sigterm(previous)
+
+
+def raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(f"signal {signum}")
+
+
+def on_sigterm(handler: Any) -> Any:
+    """Install a SIGTERM handler and return the previous one; None where none can be installed (Python
+    takes signal handlers in the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.signal(signal.SIGTERM, handler)
+    return signal.SIG_DFL if previous is None else previous

@@ -93,7 +93,11 @@ def test_killed_writer_leaves_committed_records(tmp_path: Path) -> None:
     store = ExperienceStore(db, seeds=())
     rows = store.read_table("candidates")
     assert {r.candidate_id for r in rows} == set(committed)  # committed kept, the open transaction gone
-    assert store.run_row("kill").outcome == "running"  # the crash is visible as a run that never finished
+    # the next open sees that no process owns the run any more: it was interrupted, with what it recorded
+    run = store.run_row("kill")
+    assert run is not None and run.outcome == "interrupted" and run.finished_at is not None
+    assert (run.evaluated, run.verified) == (20, 20) and "process ended before the run finished" in run.notes
+    assert not any(store.live.dir.iterdir())  # its marker is gone with it
     store.record_candidates([])  # and the file takes writes again
     assert store.count("candidates") == 20
 

@@ -32,11 +32,13 @@ only through core.protocols.ExperienceSink):
     # (a candidate whose notes name a hint id, e.g. the template writer's "warm start from hint
     # <id>", and its descendants applied it; success = verified and faster than eager; untimed
     # verified candidates are no evidence). Explicit results override the inferred ones.
-    # `with store.start_run(...) as session:` marks the run crashed if the block raises.
+    # `with store.start_run(...) as session:` marks the run crashed if the block raises, interrupted
+    # on KeyboardInterrupt (Ctrl-C; the CLI turns SIGTERM into one).
 
 Outcomes: improved (verified and faster) · verified (verified, speed not measured) · no_gain ·
-failed (nothing verified) · crashed. Without a session: store.retrieve_for(signature, facts, k,
-gpu=…, expert=…) → Retrieval(kernels, hints).
+failed (nothing verified) · crashed · interrupted (stopped by a signal, or killed: a run whose process
+ended without finishing is marked so when the library is next opened, see experience.live).
+Without a session: store.retrieve_for(signature, facts, k, gpu=…, expert=…) → Retrieval(kernels, hints).
 
 Safety: every operation opens the file, runs one short transaction and closes it; processes queue on
 an advisory lock beside it (`<file>.lock`) and retry DuckDB's own lock with backoff, up to a bounded

@@ -17,7 +17,7 @@ class Row(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-Outcome = Literal["running", "improved", "verified", "no_gain", "failed", "crashed"]
+Outcome = Literal["running", "improved", "verified", "no_gain", "failed", "crashed", "interrupted"]
 
 
 class SignatureRow(Row):

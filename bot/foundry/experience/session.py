@@ -214,10 +214,12 @@ class RunSession:
     def __enter__(self) -> RunSession:
         return self
 
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
         if self.finished:
             return
         outcome: Outcome = "crashed" if exc_type is not None else "failed"
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):  # Ctrl-C, or SIGTERM in the CLI
+            outcome = "interrupted"
         try:
             self.finish(outcome, notes="the run ended without calling finish()")
         except Exception:  # never mask the run's own exception
@@ -259,5 +261,10 @@ def start_run(
         started_at=now(),
         notes=json.dumps({"signature": signature.describe()}),
     )
-    store.record_run(run, signature)
+    store.live.mark(run.run_id)  # before the row: a `running` row without a live owner is closed on open
+    try:
+        store.record_run(run, signature)
+    except BaseException:
+        store.live.clear(run.run_id)
+        raise
     return RunSession(store, run, signature, flush_every=flush_every)

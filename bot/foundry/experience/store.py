@@ -18,6 +18,7 @@ from foundry import __version__ as bot_version
 from foundry.core.records import Candidate, OperatorSpec, Verdict
 from foundry.experience.db import LOCK_TIMEOUT_S, Database, first, now, resolve_path
 from foundry.experience.hints import DiagnosisFacts, HintDef, load_seed_hints, seeds_digest
+from foundry.experience.live import LiveRuns
 from foundry.experience.retrieval import (
     MIN_SIMILARITY,
     HintStats,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+INTERRUPTED_NOTE = "the run's process ended before the run finished (killed, or its machine lost)"
 KERNELS_PER_SIGNATURE = 16  # verified kernels read per stored signature before ranking
 
 
@@ -194,9 +196,8 @@ class ExperienceStore:
         hints loaded on first use (default: the repository's experience/seeds/*.yaml)."""
         self.path = resolve_path(path)
         self._seeds = tuple(seeds) if seeds is not None else None
-        self.db = Database(
-            self.path, lock_timeout=lock_timeout, migrations=migrations, on_first_open=self._load_seeds_if_changed
-        )
+        self.live = LiveRuns(self.path)
+        self.db = Database(self.path, lock_timeout=lock_timeout, migrations=migrations, on_first_open=self._first_open)
 
     def __repr__(self) -> str:
         return f"ExperienceStore({str(self.path)!r})"
@@ -206,6 +207,28 @@ class ExperienceStore:
         if self._seeds is None:
             self._seeds = load_seed_hints()
         return self._seeds
+
+    def _first_open(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._load_seeds_if_changed(con)
+        self._close_abandoned_runs(con)
+
+    def _close_abandoned_runs(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Runs still `running` that no live process owns (experience.live) become `interrupted`, with the
+        counts of the candidates they recorded."""
+        running = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE outcome = 'running'").fetchall()]
+        closed = [run_id for run_id in running if self.live.abandoned(run_id)]
+        for run_id in closed:
+            con.execute(
+                """UPDATE runs SET outcome = 'interrupted', finished_at = ?, notes = ?,
+                       evaluated = (SELECT count(*) FROM candidates c WHERE c.run_id = runs.run_id),
+                       verified = (SELECT count(*) FROM candidates c WHERE c.run_id = runs.run_id AND c.verified)
+                   WHERE run_id = ? AND outcome = 'running'""",
+                [now(), INTERRUPTED_NOTE, run_id],
+            )
+        for run_id in closed:
+            self.live.clear(run_id)
+        if closed:
+            log.info("experience library %s: %d run(s) whose process ended marked interrupted", self.path, len(closed))
 
     # -- seeds and hints ------------------------------------------------------------------------
 
@@ -342,6 +365,7 @@ class ExperienceStore:
             self._reinforce(con, run_id, row[0], hint_results or {})
 
         self.db.run(work, timeout=timeout)
+        self.live.clear(run_id)  # after the outcome is written: until then the run is this process's
 
     def reinforce(self, run_id: str, origin_repo: str, hint_results: Mapping[str, HintResult]) -> None:
         self.db.run(lambda con: self._reinforce(con, run_id, origin_repo, hint_results))
