@@ -474,3 +474,11 @@ def test_the_reference_names_are_refused_with_their_line(guard: StaticGuard):
     findings = {(r, n) for r, n, _ in check(guard, snippet)}
     assert ("reference_access", line_of(snippet, "def get_inputs")) in findings
     assert ("reference_access", line_of(snippet, "return Model()")) in findings
+
+
+def test_kernel_internals_are_refused(guard: StaticGuard):
+    # JITFunction.get_capture_scope() is the candidate module's globals, __builtins__ (and getattr) included
+    snippet = "def escape():\n    return _scale_kernel.get_capture_scope()['__builtins__']\n"
+    findings = {(r, n) for r, n, _ in check(guard, snippet)}
+    line = line_of(snippet, "get_capture_scope")
+    assert {("forbidden_attribute", line), ("private_attribute", line)} <= findings

@@ -739,6 +739,9 @@ class Scan:
 
     def visit_Subscript(self, node: ast.Subscript, scope: Scope) -> None:
         self.children(node, scope)
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith("__"):
+            self.add("private_attribute", node, f"subscript {key.value!r}: dunder keys reach interpreter internals")
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             base: ast.expr = node.value
             while isinstance(base, (ast.Attribute, ast.Subscript)):
