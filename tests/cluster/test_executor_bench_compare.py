@@ -1,4 +1,4 @@
-"""The executor benchmark's agreement check (examples/ops/bench/executor_bench.py compare())."""
+"""The executor benchmark's agreement check (tools/executor_bench.py compare())."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("executor_bench", ROOT / "examples/ops/bench/executor_bench.py")
+spec = importlib.util.spec_from_file_location("executor_bench", ROOT / "tools/executor_bench.py")
 bench = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench)
 

@@ -1,6 +1,6 @@
 """A finalist's re-verification on a GPU: several runs, each of which must verify, and one verdict whose
 times are the runs' medians (the evaluator's own evaluate() is scripted here; the runs on the H200 are in
-examples/ops/bench/)."""
+benchmarks/)."""
 
 from __future__ import annotations
 

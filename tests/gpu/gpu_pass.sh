@@ -8,7 +8,7 @@
 # Each of cheats, bench, warm fits one 10-minute call; results land in $OUT, which brings back at most 8
 # files (scratch goes to /tmp: bench leaves 3 files there, warm 2, probe 2, sweep 1, gpu.txt 1). A bench over
 # more operators than one call allows: run subsets (BENCH_OPS) in several calls, then join the JSON reports here with
-# examples/ops/bench/merge_bench.py ALL.json part*.json --md TABLE.md (each report is written after every
+# tools/merge_bench.py ALL.json part*.json --md TABLE.md (each report is written after every
 # operator, so a call cut short keeps what it measured).
 set -uo pipefail
 out=${OUT:-/tmp/foundry-gpu}
@@ -25,7 +25,7 @@ case "${1:-}" in
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$wheel" .whl-ray/part2/deps/*.whl \
       || exit 1
     export PYTHONPATH=/tmp/site:$PWD/bot PYTHONUNBUFFERED=1
-    timeout ${RAY_S:-500} python3 examples/ops/bench/executor_bench.py ${RAY_OP:-examples/ops/softmax.py} \
+    timeout ${RAY_S:-500} python3 tools/executor_bench.py ${RAY_OP:-examples/ops/softmax.py} \
       --budget ${BUDGET:-8} --gpus 1 --out "$out/executors-gpu.json" 2>&1 | tee "$out/executors-gpu.log" | tail -20
     exit 0 ;;
 esac
@@ -68,7 +68,7 @@ case "$part" in
     done
     wait
     for ((k = 0; k < n; k++)); do echo "== process $k"; cat "$scratch/bench-$pol-$k.log"; done > "$out/bench-$pol.log"
-    python3 examples/ops/bench/merge_bench.py "$out/bench-$pol.json" "$scratch"/bench-"$pol"-[0-9]*.json \
+    python3 tools/merge_bench.py "$out/bench-$pol.json" "$scratch"/bench-"$pol"-[0-9]*.json \
       --md "$out/bench-$pol.md" 2>&1 | tail -40 ;;
   sweep)   # split-row variants of group norm (row.split x BLOCK_N x warps) against eager and torch.compile
     timeout ${SWEEP_S:-300} python3 tests/gpu/split_sweep.py examples/ops/groupnorm.py > "$out/sweep.txt" 2>&1
