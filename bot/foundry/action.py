@@ -546,7 +546,16 @@ def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS, *, ap
         if head is None:
             raise ActionError(f"commit {target.head[:12]} is not in the checkout (fetch-depth: 0?)")
         config = _config(git, head)
+        # the plan is re-derived from the approved commit: an artifact cannot add an operator
+        planned = {p.ref for p in _operators(env, target).planned}
         for op in plan.operators:
+            if valid_operator(op.ref) and op.ref not in planned:  # an invalid ref is reported as such
+                outcomes.append(
+                    Outcome(
+                        ref=op.ref[:200], action="failed", reason="triage did not plan this operator for this event"
+                    )
+                )
+                continue
             outcomes.append(_publish_one(api, git, env, artifacts, op, target, head, config, reports, parts.remote))
     except (FatalError, OSError) as exc:
         problem = str(exc)

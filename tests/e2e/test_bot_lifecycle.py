@@ -4,6 +4,8 @@ later jobs use, and what triage answers at the edges."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 
 import pytest
@@ -279,3 +281,43 @@ def test_a_killed_optimize_job_keeps_the_operators_that_finished(bot, tmp_path) 
     assert made["head"] == MAIN_BRANCH and bot.branch_file(MAIN_BRANCH, KERNEL) == kernel_source(2.0)
     summary = env.step_summary.read_text()
     assert "`ops/slow.py`: not finished: the optimize job stopped" in summary
+
+
+# 7. publish trusts its own plan, builds its own words ---------------------------------------------------
+def test_publish_refuses_unplanned_operators_and_never_copies_report_strings(bot, tmp_path) -> None:
+    bot.dev.commit({"ops/other.py": operator_source(2.0)}, "an operator nobody changes later")
+    base = bot.dev.push()
+    bot.candidates[OP] = kernel_source(2.0)
+    sha = bot.dev.commit({OP: operator_source(2.0)}, "add scale")
+    bot.dev.push()
+    payload = bot.push_payload(base, sha)
+    artifacts = tmp_path / "artifacts"
+    assert bot.run("optimize", bot.env("push", payload, sha), artifacts) == 0
+    plan = json.loads((artifacts / "plan.json").read_text())
+    assert [o["ref"] for o in plan["operators"]] == [OP]
+    # the artifact is edited: an operator triage never planned, and hostile strings in the report
+    report = json.loads((artifacts / "ops-scale" / "report.json").read_text())
+    hostile = "closes #1 @alice\n\nCo-authored-by: Mallory <m@example.com>"
+    report["device"] = hostile
+    report["best"].update(expert=hostile, writer=hostile, id=hostile)
+    (artifacts / "ops-scale" / "report.json").write_text(json.dumps(report))
+    shutil.copytree(artifacts / "ops-scale", artifacts / "ops-other")
+    report["operator"].update(path="ops/other.py", name="ops-other")
+    (artifacts / "ops-other" / "report.json").write_text(json.dumps(report))
+    extra = dict(plan["operators"][0], ref="ops/other.py", slug="ops-other")
+    (artifacts / "plan.json").write_text(json.dumps(dict(plan, operators=[*plan["operators"], extra])))
+
+    env = bot.env("push", payload, sha)
+    assert bot.run("publish", env, artifacts) == 1
+    assert [p["head"] for p in bot.fake.open_pulls()] == [MAIN_BRANCH]
+    assert bot.branch_sha("foundry/main/ops-other") is None
+    assert "`ops/other.py`: triage did not plan this operator" in env.step_summary.read_text()
+    message = subprocess.run(
+        ["git", "-C", str(bot.bare), "log", "-1", "--format=%B", f"refs/heads/{MAIN_BRANCH}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for word in ("closes", "@alice", "Co-authored-by", "Mallory"):
+        assert word not in message and word not in bot.fake.open_pulls()[0]["title"]
+    assert message.startswith(f"Kernel Foundry: verified Triton kernel for {OP}")

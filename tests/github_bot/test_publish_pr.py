@@ -44,7 +44,7 @@ def report(*, eager: float | None = 0.03, cand: float | None = 0.0125, verified:
 
 def test_decide() -> None:
     config = parse_config(None)
-    assert decide(report(), config) == (True, False, "verified, 2.40× over eager")
+    assert decide(report(), config) == (True, False, "verified, 2.40× over eager (as reported by the GPU job)")
     publish, _, why = decide(report(cand=0.0295), config)
     assert not publish and "below min_speedup 1.05×" in why
     assert decide(report(eager=None), config)[:2] == (True, True)
@@ -61,7 +61,9 @@ def test_names() -> None:
         pr_marker("ops/net.py::LayerNorm", "main")
         == "<!-- kernel-foundry:pull-request operator=ops-net-layernorm base=main -->"
     )
-    assert pr_title(report()) == "Kernel Foundry: 2.40× faster ops/scale.py::Model (NVIDIA H200)"
+    assert pr_title("ops/scale.py", 2.4) == (
+        "Kernel Foundry: ops/scale.py 2.40× faster than eager (as reported by the GPU job)"
+    )
 
 
 def test_measured_report_opens_a_ready_pr(api: GitHubApi, fake, remote, tmp_path: Path) -> None:
@@ -91,7 +93,7 @@ def test_measured_report_opens_a_ready_pr(api: GitHubApi, fake, remote, tmp_path
         text=True,
         check=True,
     ).stdout.splitlines()
-    assert shown == ["kernel-foundry[bot]", pr_title(report())]
+    assert shown == ["kernel-foundry[bot]", pr_title("ops/scale.py", 2.4)]
 
 
 def test_refuses_a_branch_someone_else_opened(api: GitHubApi, fake, remote, tmp_path: Path) -> None:

@@ -106,22 +106,30 @@ def decide(report: RunReport, config: FoundryConfig) -> tuple[bool, bool, str]:
             False,
             (f"verified, but {speedup:.2f}× over eager is below min_speedup {config.pull_requests.min_speedup:.2f}×"),
         )
-    return True, False, f"verified, {speedup:.2f}× over eager"
+    return True, False, f"verified, {speedup:.2f}× over eager ({REPORTED})"
 
 
-def pr_title(report: RunReport) -> str:
+REPORTED = "as reported by the GPU job"  # publish does not time kernels: every speedup it shows is the artifact's
+
+
+def _speedup(report: RunReport) -> float | None:
     timing = report.timing
-    if timing is not None and timing.measured and timing.speedup_eager:
-        return f"Kernel Foundry: {timing.speedup_eager:.2f}× faster {report.operator.ref} ({timing.device})"
-    return f"Kernel Foundry: verified Triton kernel for {report.operator.ref} (timing not measured)"
+    return timing.speedup_eager if timing is not None and timing.measured and timing.speedup_eager else None
 
 
-def commit_message(report: RunReport, path: str) -> str:
-    best = report.best
-    lines = [pr_title(report), "", f"Adds {path}, a Triton implementation of {report.operator.ref}."]
-    if best is not None:
-        lines.append(f"Candidate {best.id} (island {best.island}, {best.expert or 'no expert'}, {best.writer}).")
-    lines.append(f"Verified on {report.device} under the {report.policy} policy.")
+def pr_title(ref: str, speedup: float | None) -> str:
+    """From publish's own fields only (a validated ref and a number), never the report's strings."""
+    if speedup is not None:
+        return f"Kernel Foundry: {ref} {speedup:.2f}× faster than eager ({REPORTED})"
+    return f"Kernel Foundry: verified Triton kernel for {ref} (timing not measured)"
+
+
+def commit_message(ref: str, path: str, speedup: float | None) -> str:
+    """Built from publish's own fields: no report text reaches git history, so no closing keyword,
+    `Co-authored-by:` trailer or @-mention can ride along in a string of the artifact."""
+    lines = [pr_title(ref, speedup), "", f"Adds {path}, a verified Triton implementation of {ref}."]
+    if speedup is not None:
+        lines.append(f"Speedup over eager PyTorch {REPORTED}: {speedup:.2f}×.")
     return "\n".join(lines) + "\n"
 
 
@@ -147,7 +155,7 @@ def publish_operator(
     """Open or update the PR for ref (a validated repository-relative operator ref) from its report.
     source: the operator's fingerprint at head, recorded in the marker; a pull request someone closed
     for the same fingerprint is not proposed again."""
-    speedup = report.timing.speedup_eager if report.timing and report.timing.measured else None
+    speedup = _speedup(report)
     base = Outcome(ref=ref, action="skipped", verified=report.verified, speedup=speedup)
     publish, draft, why = decide(report, config)
     if not publish:
@@ -171,7 +179,7 @@ def publish_operator(
     marker = marker_key(ref, base_branch)
     target = kernel_path(ref)
     base = base.model_copy(update={"branch": branch, "kernel_path": target})
-    title = pr_title(report)
+    title = pr_title(ref, speedup)
     body = render_pr_body(report, pr_marker(ref, base_branch, source), footer=footer)
 
     existing = api.find_pull(branch, marker)
@@ -193,7 +201,7 @@ def publish_operator(
         foreign = git.foreign_tip(old_sha)
         if foreign is not None:
             return _hold(api, base, branch, existing, foreign)
-    commit = git.commit_files(head, {target: data}, commit_message(report, target))
+    commit = git.commit_files(head, {target: data}, commit_message(ref, target, speedup))
     if old_sha is not None:
         if git.tree_of(old_sha) == git.tree_of(commit):
             commit = old_sha  # same kernel on the same base: keep the branch as it is

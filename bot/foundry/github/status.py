@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from foundry.core.records import RunReport
-from foundry.github.publish import Outcome
+from foundry.github.publish import REPORTED, Outcome
 from foundry.report import build_document as _build
 from foundry.report import code_span, escape, headline, render_markdown
 
@@ -30,7 +30,7 @@ def running_body(operators: Sequence[str], *, run_url: str, done: int = 0) -> st
 def outcome_line(outcome: Outcome) -> str:
     op = code_span(outcome.ref)
     if outcome.action in ("created", "updated") and outcome.pr_number is not None:
-        gain = f", {outcome.speedup:.2f}× over eager" if outcome.speedup is not None else ""
+        gain = f", {outcome.speedup:.2f}× over eager ({REPORTED})" if outcome.speedup is not None else ""
         return f"🚀 {op}: pull request #{outcome.pr_number} {outcome.action}{gain}"
     if outcome.action == "held":
         where = f" (pull request #{outcome.pr_number})" if outcome.pr_number is not None else ""
