@@ -13,6 +13,7 @@ from evolve_doubles import (
     RaisingWriter,
     genes_of,
 )
+from foundry.core.errors import UnsupportedOperatorError
 from foundry.core.protocols import ProposalRequest
 from foundry.core.records import Diagnosis, FailureKind, Stage, Verdict
 from foundry.evolve import Budget, BudgetTracker, LocalExecutor, Optimizer, SearchConfig, load_experts
@@ -240,8 +241,9 @@ def test_a_gpu_evaluator_takes_as_many_candidates_as_its_concurrency():
     assert gpus[0].max_active >= 2 and gpus[1].max_active == 1
 
 
-class UnsupportedOperator(Exception):
-    """Shaped like the template writer's: it carries the writer's diagnosis."""
+class NoTemplate(UnsupportedOperatorError):
+    """Shaped like the template writer's: it carries the writer's diagnosis. The loop knows it by its type,
+    not by its name."""
 
     def __init__(self) -> None:
         super().__init__("aten.fft_rfft: no template")
@@ -251,12 +253,13 @@ class UnsupportedOperator(Exception):
 class UnsupportedWriter:
     name = "unsupported"
 
-    def __init__(self) -> None:
+    def __init__(self, error: type[Exception] = NoTemplate) -> None:
         self.calls = 0
+        self.error = error
 
     def propose(self, request):
         self.calls += 1
-        raise UnsupportedOperator()
+        raise self.error()
 
 
 def test_a_writer_that_cannot_express_the_operator_is_retired():
@@ -270,6 +273,16 @@ def test_a_writer_that_cannot_express_the_operator_is_retired():
     other = UnsupportedWriter()
     mixed = optimizer([other, GeneWriter()], GeneEvaluator(), budget=Budget(candidates=12), seed=1).run()
     assert other.calls == 1 and mixed.evaluated == 12 and mixed.verified
+
+
+def test_only_the_unsupported_type_retires_a_writer_not_a_name():
+    class UnsupportedLookingBug(Exception):  # a writer's bug whose name happens to start with "Unsupported"
+        pass
+
+    buggy = UnsupportedWriter(UnsupportedLookingBug)
+    result = optimizer([buggy], GeneEvaluator(), budget=Budget(candidates=3), seed=1).run()
+    assert buggy.calls > 1  # not retired: asked again, as a bug may not recur
+    assert result.failures == {"writer_error": result.evaluated} and "no writer can express" not in result.stop_reason
 
 
 def test_an_evaluator_exception_is_retried_once_then_becomes_a_verdict():

@@ -25,6 +25,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from foundry.core.errors import UnsupportedOperatorError
 from foundry.core.protocols import ExperienceSink, Hint, ProposalRequest, Writer
 from foundry.core.records import (
     Candidate,
@@ -330,7 +331,7 @@ class Optimizer:
             return list(writer.propose(request))
         except Exception as exc:  # a writer's bug is a failed candidate, never the end of the search
             log.warning("writer %s raised %s: %s", writer.name, type(exc).__name__, exc)
-            unsupported = isinstance(exc, NotImplementedError) or type(exc).__name__.startswith("Unsupported")
+            unsupported = isinstance(exc, (NotImplementedError, UnsupportedOperatorError))
             kind = FailureKind.UNSUPPORTED if unsupported else FailureKind.WRITER_ERROR
             failed = Candidate(
                 id=f"{writer.name}-i{request.island}-g{request.generation}-error",

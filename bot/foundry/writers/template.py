@@ -44,6 +44,7 @@ from foundry.codegen.kernels import WHOLE_ROW_N
 from foundry.codegen.plan import PlanOptions
 from foundry.codegen.render import render
 from foundry.codegen.rowsplit import FEW_ROWS, MIN_SPLIT_N, SM_COUNT
+from foundry.core.errors import UnsupportedOperatorError
 from foundry.core.protocols import ProposalRequest
 from foundry.core.records import Candidate, Diagnosis, FailureKind, OperatorSpec, Stage, Verdict
 from foundry.rules.loader import RulesError, rules_dir
@@ -114,7 +115,7 @@ def load_expert_genes(root: Path, expert: str) -> tuple[str, ...]:
     return tuple(data.get("preferred_genes", ()) or ())
 
 
-class UnsupportedOperator(Exception):
+class UnsupportedOperator(UnsupportedOperatorError):
     """The template writer cannot express this operator."""
 
     def __init__(self, spec: OperatorSpec, op: str, reason: str) -> None:
