@@ -482,3 +482,26 @@ def test_kernel_internals_are_refused(guard: StaticGuard):
     findings = {(r, n) for r, n, _ in check(guard, snippet)}
     line = line_of(snippet, "get_capture_scope")
     assert {("forbidden_attribute", line), ("private_attribute", line)} <= findings
+
+
+def test_overriding_nn_module_members_the_harness_relies_on_is_refused(guard: StaticGuard):
+    snippet = """
+    class Hidden(nn.Module):
+        named_buffers = None
+
+        def state_dict(self, *args, **kwargs):
+            return {}
+
+        def _call_impl(self, *args):
+            return args[0]
+
+        def extra_repr(self):
+            return "honest"
+    """
+    findings = {(r, n) for r, n, _ in check(guard, snippet)}
+    for needle in ("named_buffers = None", "def state_dict", "def _call_impl"):
+        assert ("forbidden_attribute", line_of(snippet, needle)) in findings, needle
+    assert not any(n == line_of(snippet, "def extra_repr") for _, n in findings)
+    # nn.Module's own private fields are not the candidate's even when it assigns them
+    assigned = "class Sneaky(nn.Module):\n    def __init__(self):\n        self._modules = {}\n"
+    assert "private_attribute" in rules_at(check(guard, assigned + "\n\ndef peek(m):\n    return m._modules\n"))

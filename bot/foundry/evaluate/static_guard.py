@@ -16,6 +16,7 @@ Every rule has a name; rules/guard.yaml gives each its severity. A rejection nam
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import json
@@ -364,7 +365,7 @@ class Scan:
             and isinstance(n.ctx, ast.Store)
             and n.attr.startswith("_")
             and not n.attr.startswith("__")
-        }
+        } - library_internals()
 
     def add(self, rule: str, node: ast.AST, message: str) -> None:
         self.findings.append(Finding(rule, getattr(node, "lineno", 0), message))
@@ -480,6 +481,19 @@ class Scan:
 
     def visit_ClassDef(self, node: ast.ClassDef, scope: Scope) -> None:
         self.shadows_builtin(node, scope)
+        for stmt in node.body:
+            defined = [stmt.name] if isinstance(stmt, ast.FunctionDef) else []
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                defined = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            for name in defined:
+                if name in library_internals() and name not in OVERRIDABLE:
+                    self.add(
+                        "forbidden_attribute",
+                        stmt,
+                        f"{node.name}.{name} overrides a member of nn.Module / autograd.Function that the harness "
+                        f"relies on (only {', '.join(sorted(OVERRIDABLE))} may be defined)",
+                    )
         for decorator in node.decorator_list:
             self.add("decorator_allowlist", decorator, "class decorators are not allowed")
         for keyword in node.keywords:
@@ -807,6 +821,21 @@ class Scan:
         if obj is object or (isinstance(obj, type) and id(obj) in self.allow.objects and issubclass(obj, bases)):
             return
         self.add("object_allowlist", node, f"base class {ast.unparse(node)!r} is not allowed")
+
+
+# Members of nn.Module / autograd.Function a candidate class may define.
+OVERRIDABLE = frozenset({"__init__", "forward", "backward", "setup_context", "extra_repr", "reset_parameters"})
+
+
+@functools.cache
+def library_internals() -> frozenset[str]:
+    """Every member name of nn.Module and autograd.Function (instances included): a candidate that defines or
+    assigns one changes how the harness sees its state, calls or hooks."""
+    import torch
+
+    names = set(dir(torch.nn.Module)) | set(vars(torch.nn.Module()))
+    names |= set(dir(torch.autograd.Function))
+    return frozenset(names)
 
 
 def is_inplace(attr: str) -> bool:
