@@ -134,3 +134,25 @@ def test_a_config_too_big_for_sm90_is_reported_as_skipped_not_failed(facts):
     assert fitting["name"].startswith("_partly_too_big_kernel[BM=16") and "error" not in fitting
     assert skipped["name"].startswith("_partly_too_big_kernel[BM=128")
     assert "skipped by autotune" in skipped["target"] and "error" not in skipped and "shared_bytes" not in skipped
+
+
+def test_an_autotuned_candidate_is_verified_with_every_config_compiled_for_sm90():
+    from foundry.core.records import Candidate
+    from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+    from foundry.spec.loader import load_operator
+
+    cheats = ROOT / "tests" / "cheats"
+    evaluator = CandidateEvaluator(
+        load_operator(str(cheats / "operators" / "softmax_rows.py")),
+        config=EvaluatorConfig(trials=1, static_compile=True),
+    )
+    source = (cheats / "candidates" / "facts_ok_autotune.py").read_text()
+    verdict = evaluator.evaluate(Candidate(id="autotuned", source=source))
+    assert verdict.verified, verdict.diagnoses
+    names = [k.name for k in verdict.kernels]
+    assert [n.split(", ")[0] for n in names] == [
+        "_softmax_fwd_kernel[BLOCK_SIZE=64",
+        "_softmax_fwd_kernel[BLOCK_SIZE=128",
+        "_softmax_fwd_kernel[BLOCK_SIZE=1024",
+    ]
+    assert all(k.target == "sm_90 (static compile)" and k.registers for k in verdict.kernels)
