@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 from foundry import action
+from foundry.core.records import RunReport, Timing
 from harness import ZERO, kernel_source, operator_source, read_outputs
 
 pytestmark = pytest.mark.e2e
@@ -321,3 +322,34 @@ def test_publish_refuses_unplanned_operators_and_never_copies_report_strings(bot
     for word in ("closes", "@alice", "Co-authored-by", "Mallory"):
         assert word not in message and word not in bot.fake.open_pulls()[0]["title"]
     assert message.startswith(f"Kernel Foundry: verified Triton kernel for {OP}")
+
+
+# mutations that survived: a configured min_speedup decides publishing ------------------------------------
+def test_the_configured_min_speedup_decides_whether_a_measured_kernel_is_published(bot, tmp_path) -> None:
+    config = "pull_requests: {min_speedup: 1.5}\n"
+    bot.candidates[OP] = kernel_source(2.0)
+    sha = bot.dev.commit({OP: operator_source(2.0), ".github/foundry.yml": config}, "add scale")
+    bot.dev.push()
+    payload = bot.push_payload(ZERO, sha)
+
+    def measured(eager_ms: float):
+        def optimizer(env, op, out_dir) -> int:  # the stand-in's verdict, timed as a GPU job would report
+            code = bot.check_optimizer(env, op, out_dir)
+            report = RunReport.model_validate_json((out_dir / "report.json").read_text())
+            timing = Timing(measured=True, device="GPU", trials=100, candidate_ms=0.01, eager_ms=eager_ms)
+            verdict = report.best_verdict.model_copy(update={"timing": timing})
+            report = report.model_copy(update={"best_verdict": verdict, "timing_measured": True})
+            (out_dir / "report.json").write_text(report.model_dump_json())
+            return code
+
+        return action.Parts(api_factory=bot.api, optimizer=optimizer)
+
+    env = bot.env("push", payload, sha)
+    assert action.run_all(env, tmp_path / "a1", measured(eager_ms=0.012)) == 0  # 1.20×: over 1.05, under 1.5
+    assert bot.fake.pulls == {} and bot.branch_sha(MAIN_BRANCH) is None
+    assert "1.20× over eager is below min\\_speedup 1.50×" in env.step_summary.read_text()
+    env = bot.env("push", payload, sha)
+    assert action.run_all(env, tmp_path / "a2", measured(eager_ms=0.02)) == 0  # 2.00×
+    [pull] = bot.fake.open_pulls()
+    assert pull["draft"] is False and "2.00× faster than eager" in pull["title"]
+    assert read_outputs(env)["best-speedup"] == "2.000"

@@ -10,7 +10,7 @@ from foundry.core.records import Candidate, OperatorSpec, RunReport, Timing, Ver
 from foundry.github.api import GitHubApi
 from foundry.github.config import parse_config
 from foundry.github.gitrepo import GitRepo
-from foundry.github.publish import decide, kernel_path, pr_marker, pr_title, publish_operator
+from foundry.github.publish import branch_name, decide, kernel_path, pr_marker, pr_title, publish_operator
 from gitfixtures import checkout
 
 KERNEL = "import triton\n\n\n@triton.jit\ndef _k(x):\n    pass\n"
@@ -66,6 +66,13 @@ def test_names() -> None:
     )
 
 
+def test_two_classes_of_one_file_never_share_a_branch() -> None:
+    names = {branch_name(f"ops/net.py::{cls}", "main") for cls in ("LayerNorm", "Gelu", "Model")}
+    assert names == {"foundry/main/ops-net-layernorm", "foundry/main/ops-net-gelu", "foundry/main/ops-net"}
+    assert branch_name("ops/net.py", "main") == branch_name("ops/net.py::Model", "main")
+    assert branch_name("ops/net.py", "feature/x") != branch_name("ops/net.py", "feature-x")
+
+
 def test_measured_report_opens_a_ready_pr(api: GitHubApi, fake, remote, tmp_path: Path) -> None:
     bare, dev = remote
     dev.commit({"ops/scale.py": "class Model: ...\n"})
@@ -86,6 +93,9 @@ def test_measured_report_opens_a_ready_pr(api: GitHubApi, fake, remote, tmp_path
     pull = fake.pulls[outcome.pr_number]
     assert pull["draft"] is False and "2.40×" in pull["title"]
     assert "**2.40×**" in pull["body"] and "0.0125 ms" in pull["body"]
+    # torch.compile took 0.0200 ms against eager's 0.0300 and the kernel's 0.0125: never the inverse ratios
+    assert "| torch.compile | 0.0200 ms | 1.50× | 1.00× |" in pull["body"]
+    assert "| **Foundry (Triton)** | **0.0125 ms** | **2.40×** | **1.60×** |" in pull["body"]
     assert fake.issues[outcome.pr_number]["labels"] == ["perf", "hot"]
     shown = subprocess.run(
         ["git", "-C", str(bare), "log", "-1", "--format=%an%n%s", "refs/heads/foundry/main/ops-scale"],
