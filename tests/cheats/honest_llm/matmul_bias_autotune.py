@@ -9,8 +9,8 @@ from torch import nn
 
 @triton.autotune(
     configs=[
-        triton.Config({"BM": 16, "BN": 16, "BK": 8}, num_warps=2, num_stages=2),
-        triton.Config({"BM": 16, "BN": 32, "BK": 16}, num_warps=4, num_stages=3),
+        triton.Config({"BM": 16, "BN": 16, "BK": 16}, num_warps=2, num_stages=2),
+        triton.Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=4, num_stages=3),
     ],
     key=["M", "N", "K"],
 )
