@@ -89,3 +89,17 @@ def test_check_exits_2_naming_the_operator_and_its_error(
     assert code == 2, err
     assert f"foundry: error: {operator}" in err and error in err, err
     assert "REJECTED" not in err and "internal error" not in err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="--allow-cpu is the CPU path")
+def test_bench_of_a_given_kernel_exits_2_naming_the_operator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, error = OPERATORS["forward"]
+    operator = tmp_path / "broken_forward.py"
+    operator.write_text(source)
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text("from torch import nn\n\n\nclass ModelNew(nn.Module):\n    pass\n")
+    code = main(["bench", f"{operator}={kernel}", "--allow-cpu"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"foundry: error: {operator}" in err and error in err, err

@@ -190,10 +190,12 @@ def aggregate(rows: list[BenchRow]) -> BenchAggregate:
 
 
 def bench_kernel(operator: str, kernel: Path, options: SearchOptions) -> BenchRow:
+    from foundry.commands.check import check_reference
     from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
     from foundry.spec.loader import load_operator
 
     loaded = load_operator(operator)
+    check_reference(loaded)  # an operator that does not run is bad input (exit 2), not a rejected kernel
     try:
         source = kernel.read_text()
     except (OSError, UnicodeDecodeError) as exc:
