@@ -7,11 +7,12 @@ host and back), and only the copy ops those copies are made of. Everything else 
 the candidate's and is logged: the grid function, pre-run hooks, Triton's launch hooks, autotune hooks,
 heuristics functions and, under the interpreter, the kernel body's Python.
 
-What counts as tampering (each check runs when the op log of a call closes, so registrations made at import or
-in __init__ are caught at the first call): the patched run methods replaced, the op log no longer the only
-dispatch mode, a torch function mode left behind, Triton's launch or compile hooks changed, torch operators
-registered (a new name, or a new kernel for an existing one) since the guard was installed, and a kernel
-launched with a pre-run hook."""
+What counts as tampering or registration (each check runs when the op log of a call closes, so registrations
+made at import or in __init__ are caught at the first call): the patched methods replaced, the op log no longer
+the only dispatch mode, a torch function mode active around the call, Triton's launch or compile hooks changed,
+torch operators registered (a new name, or a new kernel for an op the call ran) since the guard was installed,
+a kernel launched with a pre-run hook; and what the witness (torch's C++ profiler through the call) saw that the
+log and the launch counts do not account for."""
 
 from __future__ import annotations
 
@@ -97,9 +98,9 @@ class Registry:
     dispatch table (a Python kernel registered for aten::empty_like changes the table, not the name)."""
 
     def __init__(self) -> None:
-        # torch registers ops of its own when it first imports inductor, which the harness's
-        # torch.use_deterministic_algorithms does after the candidate is loaded: imported here, so those are in
-        # the baseline (the import is paid once per worker either way)
+        # torch registers ops of its own when it first imports inductor, which its profiler (the witness) and
+        # torch.use_deterministic_algorithms do on first use: imported here, so those ops are in the baseline
+        # (the import is paid once per worker either way)
         import torch._inductor  # noqa: F401
 
         self.tables = {name: self.table(name) for name in torch._C._dispatch_get_all_op_names()}
