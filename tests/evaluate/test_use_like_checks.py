@@ -189,3 +189,17 @@ def test_an_operator_with_parameters_gets_a_non_square_variant(tmp_path):
     shapes = [tuple(v[0].shape) for v in variants]
     assert (2, 4, 4, 5) in shapes  # the channel dimension is tied to the parameters: the height varies
     assert (1, 4, 5, 5) in shapes and (5, 4, 5, 5) in shapes
+
+
+def test_a_dict_read_but_not_changed_keeps_its_fingerprint():
+    from foundry.evaluate.worker import fingerprint
+
+    config = {"BLOCK": 128, "num_warps": 4}
+    before = fingerprint(config)
+    [config["BLOCK"] for _ in range(100)]  # reads make fresh item tuples, whose identities differ
+    assert fingerprint(config) == before
+    config["BLOCK"] = 256
+    assert fingerprint(config) != before
+    config["BLOCK"] = 128
+    config["extra"] = 1
+    assert fingerprint(config) != before

@@ -606,8 +606,13 @@ def state_containers(module: Any, model: Any, torch: Any) -> dict[str, Any]:
 
 
 def fingerprint(container: Any) -> tuple[Any, ...]:
-    items = list(container.items()) if isinstance(container, dict) else list(container)
-    return (type(container).__name__, len(items), tuple(id(x) for x in items[:256]))
+    """The container's length and the identities of what it holds (a dict's keys and values: its items() are
+    new tuples every time, whose identities would differ with nothing changed)."""
+    if isinstance(container, dict):
+        held = [id(x) for pair in list(container.items())[:256] for x in pair]
+    else:
+        held = [id(x) for x in list(container)[:256]]
+    return (type(container).__name__, len(container), tuple(held))
 
 
 def refresh(buffers: list[Any], source: list[Any], i: int, torch: Any) -> list[Any]:
