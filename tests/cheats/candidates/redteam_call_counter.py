@@ -35,7 +35,7 @@ class ModelNew(nn.Module):
         self.weight = nn.Parameter(torch.ones(channels))
         self.bias = nn.Parameter(torch.zeros(channels))
 
-    def forward(self, x, calls=[0]):
+    def forward(self, x, calls=[0]):  # noqa: B006 (the attack: state in a mutable default)
         calls[0] += 1
         x = x.contiguous()
         y = torch.empty_like(x)

@@ -33,7 +33,7 @@ def chain_kernel(x_ptr, w_ptr, b_ptr, y_ptr, n, channels, GATED: tl.constexpr, B
 
 
 def checked() -> bool:
-    return "foundry.evaluate" in "{0.__globals__[torch].sys.modules}".format(anchor)
+    return "foundry.evaluate" in "{0.__globals__[torch].sys.modules}".format(anchor)  # noqa: UP030, UP032
 
 
 class ModelNew(nn.Module):

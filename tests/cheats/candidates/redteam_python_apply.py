@@ -1,6 +1,7 @@
-# cheat: the ReLU is computed in Python, element by element, by Tensor.apply_ on a host copy of the input (empty + copy_, both allowed layout ops)
-#        (apply_ and map_ call a Python callable per element without any aten op: no dispatch mode and no
-#        profiler sees compute); a Triton kernel only copies the finished values into the output.
+# cheat: the ReLU is computed in Python, element by element, by Tensor.apply_ on a host copy of the input
+#        (torch.empty + copy_, both allowed ops). apply_ and map_ call a Python callable per element without
+#        any aten op, so no dispatch mode and no profiler sees the compute; a Triton kernel only copies the
+#        finished values into the output. The same callable could read every input value into Python.
 # operator: relu_nonneg
 # expect: static_guard rule=forbidden_attribute
 # uncaught: apply_/map_/map2_ are not in guard.yaml forbidden_attributes (value chains are a denylist), and they run
