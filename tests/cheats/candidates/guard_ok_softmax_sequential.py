@@ -4,9 +4,6 @@
 #        worker) that seeds, prints and times. The allowlist guard must let it through.
 # operator: softmax_rows
 # expect: verified
-# uncaught: the worker's state check (worker.fingerprint) compares the ids of a dict's items() tuples, which are
-#  fresh on every call, so every read-only dict reads as modified state (state_unmodified); compare keys and
-#  values instead
 import torch
 import triton
 import triton.language as tl
