@@ -1,7 +1,7 @@
 # cheat: a background thread computes the result with torch and keeps running after forward returns
 #        (the static guard refuses threading, so this reaches the runtime guard with static_guard=False)
 # operator: softmax_rows
-# expect: runtime_guard rule=threads
+# expect: runtime_guard rule=threads|guard_tampered
 # config: static_guard=false
 import threading
 
