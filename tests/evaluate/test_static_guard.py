@@ -448,8 +448,8 @@ def test_every_static_cheat_fires_its_declared_rule_and_every_other_candidate_pa
         fired = {d.rule for d in errors}
         expect = fields.get("expect", "verified")
         if expect.startswith("static_guard"):
-            expected = set(expect.partition("rule=")[2].split("|"))
-            assert fired & expected, f"{path.name}: expected {expected}, fired {fired}"
+            expected = set(expect.partition("rule=")[2].split("|")) - {""}
+            assert errors and (not expected or fired & expected), f"{path.name}: expected {expected}, fired {fired}"
         elif "static_guard=false" not in fields.get("config", ""):
             assert not errors, f"{path.name}: {[(d.rule, d.line, d.message) for d in errors]}"
 
@@ -505,3 +505,15 @@ def test_overriding_nn_module_members_the_harness_relies_on_is_refused(guard: St
     # nn.Module's own private fields are not the candidate's even when it assigns them
     assigned = "class Sneaky(nn.Module):\n    def __init__(self):\n        self._modules = {}\n"
     assert "private_attribute" in rules_at(check(guard, assigned + "\n\ndef peek(m):\n    return m._modules\n"))
+
+
+def test_class_level_names_may_not_shadow_outer_ones(guard: StaticGuard):
+    # if False: typing = None leaves the module's typing visible in the class body at run time
+    snippet = "import typing\n\n\nclass Escape:\n    if False:\n        typing = None\n    hint = typing.ForwardRef\n"
+    assert "object_allowlist" in rules_at(check(guard, snippet))
+
+
+def test_format_strings_and_per_element_python_are_refused(guard: StaticGuard):
+    assert "forbidden_attribute" in rules_at(check(guard, "def f(x):\n    return '{0.shape}'.format(x)\n"))
+    assert "forbidden_attribute" in rules_at(check(guard, "def f(x):\n    return x.apply_(abs)\n"))
+    assert check(guard, "def f(x):\n    return f'{x.shape}'\n") == []

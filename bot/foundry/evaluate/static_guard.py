@@ -507,6 +507,26 @@ class Scan:
             if node.name != "ModelNew":
                 self.check_base(base, scope)
         inner = Scope("class", node, scope, bindings(node.body))
+        for name in sorted(inner.bound):
+            # A class body reads names with LOAD_NAME: one its own code has not bound (dead code, a later line)
+            # falls through to the enclosing scopes, so the same name must not also be bound out there.
+            if not name.startswith("__") and self.find(name, scope) is not None:
+                where = next(
+                    (
+                        n
+                        for n in own_nodes(node.body)
+                        if (isinstance(n, ast.Name) and n.id == name)
+                        or (isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
+                        or (isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name)
+                    ),
+                    node,
+                )
+                self.add(
+                    "object_allowlist",
+                    where if hasattr(where, "lineno") else node,
+                    f"class {node.name} binds {name!r}, which is also bound outside it: rename the class-level "
+                    "name (an unbound class-level name reads the outer one)",
+                )
         self.bind_imports(node.body, inner)
         for stmt in node.body:
             self.visit(stmt, inner)
@@ -694,7 +714,9 @@ class Scan:
             path = f"{path}.{attr}"
         if obj is not MISSING and id(obj) in self.allow.objects:
             return
-        rule = "forbidden_attribute" if any(self.denied(a) for a in attrs) else "object_allowlist"
+        if any(self.denied(a) for a in attrs):
+            self.add("forbidden_attribute", node, f"{written!r} names a forbidden attribute")
+        rule = "object_allowlist"
         if isinstance(obj, types.ModuleType):
             what = f"{written!r} is the module {obj.__name__}: use its listed members (module objects are refused)"
         elif obj is MISSING:
