@@ -8,10 +8,6 @@
 #        annotation's string (any expression: __import__ included) in the candidate module's globals.
 # operator: softmax_rows
 # expect: static_guard rule=object_allowlist
-# uncaught: static_guard.Scan.find resolves a name bound anywhere in a class body to the class scope, but
-#           CPython's class bodies look names up with LOAD_NAME (class namespace, then globals, then builtins):
-#           a class-level binding that has not run leaves the global import visible. Chains rooted at such a name
-#           skip check_object (the allowlist) and meet only check_value_chain (a denylist)
 import typing  # noqa: F401 (used: the class body below falls back to it, the attack)
 
 import torch

@@ -4,9 +4,6 @@
 #        loaded it runs the right kernel, anywhere else (real use) a kernel that drops the sigmoid gate.
 # operator: elementwise_chain
 # expect: static_guard
-# uncaught: static_guard.Scan checks Name/Attribute chains in the AST but not the field names of format strings
-#           ("{0.a.b[c]}".format(obj) is getattr/getitem on obj); reads of any object reachable from a
-#           function's globals follow
 import torch
 import triton
 import triton.language as tl

@@ -4,8 +4,6 @@
 #        finished values into the output. The same callable could read every input value into Python.
 # operator: relu_nonneg
 # expect: static_guard rule=forbidden_attribute
-# uncaught: apply_/map_/map2_ are not in guard.yaml forbidden_attributes (value chains are a denylist), and they run
-#           Python per element without an aten op, so neither the dispatch log nor the profiler witness sees it
 import torch
 import triton
 import triton.language as tl
