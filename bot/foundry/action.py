@@ -665,5 +665,6 @@ def run_all(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> in
             except GitHubApiError as exc:
                 log.warning("status comment not updated: %s", exc)
 
-    optimize(env, artifacts, parts, progress=progress, summary=False, approved=target.head)
-    return publish(env, artifacts, parts, approved=target.head)
+    shared = dataclasses.replace(parts, api_factory=lambda _env: api)  # one client: what it learned stays
+    optimize(env, artifacts, shared, progress=progress, summary=False, approved=target.head)
+    return publish(env, artifacts, shared, approved=target.head)

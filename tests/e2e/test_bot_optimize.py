@@ -49,6 +49,7 @@ def action_run(bot, env, tmp_path: Path) -> subprocess.CompletedProcess:
         "GITHUB_STEP_SUMMARY": str(env.step_summary),
         "GITHUB_OUTPUT": str(env.output),
         "GITHUB_TOKEN": TOKEN,
+        "FOUNDRY_BOT_LOGIN": "kernel-foundry[bot]",  # the account the fake writes as (an app's token)
     }
     return subprocess.run(
         [sys.executable, "-m", "foundry", "action", "run", "--artifacts", str(env.workspace.parent / "artifacts")],
