@@ -6,6 +6,7 @@
 #        `typing.get_type_hints` against the value denylist only; at run time an unbound class-level name
 #        falls back to the module global, the real typing module. get_type_hints(f) then evals the ForwardRef
 #        annotation's string (any expression: __import__ included) in the candidate module's globals.
+#        Verified under strict until 4cca3f7 (the static guard's fix for this report).
 # operator: softmax_rows
 # expect: static_guard rule=object_allowlist
 import typing  # noqa: F401 (used: the class body below falls back to it, the attack)

@@ -1,7 +1,7 @@
 # cheat: the class-body escape of redteam_class_scope_escape, used to read the project checkout's .git/config
 #        (where actions/checkout persists the job's token) from inside the sandbox, with a softmax that is
-#        otherwise honest: under the real `foundry check` (static guard on) the read succeeds and the candidate
-#        is verified. Where the read fails it raises (rejected).
+#        otherwise honest: under the real `foundry check` (static guard on) it was verified (read succeeded)
+#        until 4cca3f7 closed the class-body escape. Where the read fails it raises (rejected).
 # operator: softmax_rows
 # expect: static_guard rule=object_allowlist
 import typing  # noqa: F401 (used: the class body below falls back to it, the attack)

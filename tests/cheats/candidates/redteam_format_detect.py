@@ -2,8 +2,9 @@
 #        and items ("{0.__globals__[torch].sys.modules}") inside a string constant the static guard never
 #        reads, so the candidate reads sys.modules without naming sys or a dunder; where foundry's worker is
 #        loaded it runs the right kernel, anywhere else (real use) a kernel that drops the sigmoid gate.
+#        Verified under strict until 4cca3f7 (the static guard's fix for this report).
 # operator: elementwise_chain
-# expect: static_guard
+# expect: static_guard rule=forbidden_attribute
 import torch
 import triton
 import triton.language as tl

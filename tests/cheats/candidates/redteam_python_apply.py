@@ -2,6 +2,7 @@
 #        (torch.empty + copy_, both allowed ops). apply_ and map_ call a Python callable per element without
 #        any aten op, so no dispatch mode and no profiler sees the compute; a Triton kernel only copies the
 #        finished values into the output. The same callable could read every input value into Python.
+#        Verified under strict until 4cca3f7 (the static guard's fix for this report).
 # operator: relu_nonneg
 # expect: static_guard rule=forbidden_attribute
 import torch
