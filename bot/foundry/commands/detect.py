@@ -12,6 +12,7 @@ from pathlib import Path
 from foundry.core.errors import FatalError
 from foundry.github.detect import detect
 from foundry.github.gitrepo import GitRepo
+from foundry.github.publish import branch_name
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -39,8 +40,13 @@ def run(args: argparse.Namespace) -> int:
     if result.note:
         print(f"note: {result.note}", file=sys.stderr)
     shown = result.operators if args.all else result.wanted
+    # the branch a push of --head would propose on: named after the branch --head is (or is on)
+    base = args.head if GitRepo(repo).ok("show-ref", "--verify", "--quiet", f"refs/heads/{args.head}") else None
+    if base is None and GitRepo(repo).ok("symbolic-ref", "-q", "HEAD"):
+        base = GitRepo(repo).run("symbolic-ref", "--short", "HEAD").strip()
     for op in shown:
-        print(f"{op.status:8} {op.ref}  (line {op.line}, branch foundry/{op.slug})", file=sys.stderr)
+        branch = branch_name(op.ref, base) if base else f"foundry/<base>/{op.slug}"
+        print(f"{op.status:8} {op.ref}  (line {op.line}, branch {branch})", file=sys.stderr)
     if args.all:
         for skip in result.skipped:
             print(f"skipped  {skip.path}: {skip.reason}", file=sys.stderr)

@@ -50,7 +50,12 @@ Rules the evaluator enforces (a candidate that breaks one is rejected):
 buffers (state_dict keys and shapes); its state is loaded from a trained Model.
 - forward computes the result with @triton.jit kernels that it launches; only allocation, view and \
 layout torch ops may run outside Triton{hybrid}.
-- Imports: torch, torch.nn, torch.nn.functional, triton, triton.language, math, typing only.
+- Imports: torch, torch.nn, torch.nn.functional, torch.nn.init, torch.autograd, triton, \
+triton.language (and its extra.cuda / extra.libdevice), math, typing only; every torch or triton name \
+you use must be a public one (no module objects, private members, hooks, dispatch modes or op registration).
+- Plain Python only: no match statements, async, yield, walrus, metaclasses, string annotations or \
+dunder methods other than __init__; decorators only triton.jit, triton.autotune, triton.heuristics, \
+staticmethod, classmethod, property and torch.no_grad. @triton.autotune and @triton.heuristics are fine.
 - No try/except, no caching of results between calls, no state stored on self in forward, no \
 environment, threads, streams, timers, seeds, eval/exec/getattr, no reference to Model or get_inputs.
 - Outputs have the reference's shape, dtype and contents for every input, within {precision} \
