@@ -1442,7 +1442,7 @@ class CandidateEvaluator:
             ]
         from foundry.evaluate.isolation import describe  # the sandbox layers the candidate's process ran under
 
-        passed = ["static guard", describe(self.env)] + (checks or [])
+        passed = (["static guard"] if self.config.static_guard else []) + [describe(self.env)] + (checks or [])
         return Verdict(
             candidate_id=candidate.id,
             verified=not failures,
