@@ -10,13 +10,17 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
+import subprocess
 import sys
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from foundry.core.errors import FatalError
+from foundry.core.errors import FatalError, Terminated
 from foundry.core.protocols import ExperienceSink, Writer
 from foundry.core.records import Candidate, OperatorSpec, RunReport, Verdict
 from foundry.evolve import (
@@ -183,8 +187,9 @@ def build_writers(
         writers.append(TemplateWriter(loader=lambda ref: loaded, policy=options.policy))
     if name in ("llm", "all"):
         from foundry.writers.llm import LLMConfig, LLMWriter
+        from foundry.writers.llm_broker import ENV_FD
 
-        if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")):
+        if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL") or os.environ.get(ENV_FD)):
             raise FatalError(
                 "--writer llm needs an endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for a compatible "
                 "server other than OpenAI's)"
@@ -492,7 +497,62 @@ def summary_lines(report: RunReport) -> list[str]:
     return lines
 
 
+# -- secrets stay out of the process that imports operator code --------------------------------------
+
+KEY_HOLDER_ONLY = ("OPENAI_API_KEY",)  # besides the secret-looking names, what the optimizer never sees
+
+
+def secret_names(environ: Mapping[str, str]) -> list[str]:
+    from foundry.evaluate.isolation import SECRET
+
+    return sorted(k for k in environ if SECRET.search(k) or k in KEY_HOLDER_ONLY)
+
+
+def child_setup(parent: int) -> None:
+    """Between fork and exec of the optimizer: none of the capabilities that read other processes (even as
+    root it cannot read the non-dumpable key holder's environment or memory; the rest stay for bwrap), and no
+    life after the key holder's."""
+    from foundry.evaluate import sandbox
+
+    sandbox.die_with_parent(parent)
+    sandbox.drop_inspection()
+
+
+def run_without_secrets(argv: Sequence[str], environ: Mapping[str, str]) -> int:
+    """Be the key holder: run `foundry ARGV` as a child whose initial environment holds no secret-looking
+    variable and no LLM key, answer its LLM requests over a socket pair (writers/llm_broker.py) with the key
+    this process keeps, and return the child's exit status. This process imports no operator code."""
+    from foundry.evaluate import sandbox
+    from foundry.writers import llm, llm_broker
+
+    if not sandbox.protect_evaluator():
+        log.warning("cannot mark the key holder non-dumpable: the optimizer may read its environment")
+    log.info("operator code runs in a child without %s", ", ".join(secret_names(environ)))
+    ours, theirs = socket.socketpair()
+    fd = theirs.fileno()
+    env = {k: v for k, v in environ.items() if k not in secret_names(environ)}
+    env[llm_broker.ENV_FD] = str(fd)
+    parent = os.getpid()
+    proc = subprocess.Popen(  # noqa: PLW1509 - runs before exec: prctl calls only
+        [sys.executable, "-m", "foundry", *argv], env=env, pass_fds=(fd,), preexec_fn=lambda: child_setup(parent)
+    )
+    theirs.close()
+    answer = llm.answerer(environ.get("OPENAI_BASE_URL") or None, environ.get("OPENAI_API_KEY") or None)
+    threading.Thread(target=llm_broker.serve, args=(ours, answer), name="llm-broker", daemon=True).start()
+    try:
+        return proc.wait()
+    except (Terminated, KeyboardInterrupt):
+        proc.terminate()
+        proc.wait()
+        raise
+    finally:
+        ours.close()
+
+
 def run(args: argparse.Namespace) -> int:
+    argv = getattr(args, "argv", None)
+    if argv is not None and secret_names(os.environ):
+        return run_without_secrets(argv, dict(os.environ))
     from foundry.spec.loader import load_operator
 
     options = SearchOptions.from_args(args)

@@ -148,6 +148,29 @@ def protect_evaluator() -> bool:
     return libc is not None and libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
 
 
+# Each of these lets a process read a non-dumpable process's /proc/<pid>/environ and memory (measured on
+# Linux 6.18: any one of them is enough; CAP_SYS_ADMIN and CAP_PERFMON through the perfmon check).
+INSPECTING_CAPABILITIES = (19, 21, 38)  # CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON
+PR_CAP_AMBIENT_LOWER = 3
+
+
+def drop_inspection() -> None:
+    """Between fork and exec: the capabilities that read other processes out of the bounding and ambient
+    sets, so that the program run (root included: its capabilities after exec come from the bounding set)
+    cannot read a non-dumpable process's environment or memory. The others stay (bwrap uses them as root to
+    map users). EPERM (no CAP_SETPCAP) leaves the bounding set: a process without CAP_SETPCAP holds none of
+    these unless ambient, and ambient ones are lowered."""
+    libc = _libc()
+    if libc is None:
+        return
+    for cap in INSPECTING_CAPABILITIES:
+        if cap > last_capability():
+            continue
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 1:
+            raise OSError(ctypes.get_errno(), f"prctl(PR_CAPBSET_DROP, {cap})")
+        libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, cap, 0, 0)  # EINVAL before Linux 4.3
+
+
 def die_with_parent(parent: int) -> None:
     """Between fork and exec: SIGKILL this process when the thread that forked it ends, and end now if the
     parent already has (the signal was set too late to fire)."""

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from foundry.core.protocols import Hint, ProposalRequest
 from foundry.core.records import Candidate, Diagnosis, Verdict
+from foundry.writers.llm_broker import BrokerClient, ChatReply, ChatRequest
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,10 @@ class LLMReply(BaseModel):
 
 class WriterFailure(Exception):
     """A proposal that cannot be made; becomes a failed Candidate, never leaves the writer."""
+
+
+class UnreadableReply(Exception):
+    """The endpoint answered something the client could not read (propose reports it as such)."""
 
 
 # -- code extraction ------------------------------------------------------------------------
@@ -245,7 +250,64 @@ def build_messages(request: ProposalRequest, role_prompt: str) -> list[dict[str,
 
 # -- the writer -----------------------------------------------------------------------------
 
+
 RETRYABLE = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError)
+
+
+def chat(client: openai.OpenAI, request: ChatRequest) -> ChatReply:
+    """One chat completion through `client`; every failure becomes a ChatReply that says what it was."""
+    try:
+        response = client.chat.completions.create(
+            model=request.model,
+            messages=request.messages,  # type: ignore[arg-type]
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+            seed=request.seed,
+        )
+        choices = getattr(response, "choices", None) or []
+        message = getattr(choices[0], "message", None) if choices else None
+        text = (getattr(message, "content", None) or "") if message is not None else ""
+        usage = getattr(response, "usage", None)
+        return ChatReply(
+            id=request.id,
+            text=text,
+            model=str(getattr(response, "model", "") or request.model),
+            prompt_tokens=None if usage is None else int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=None if usage is None else int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+    except RETRYABLE as exc:
+        response = getattr(exc, "response", None)
+        header = response.headers.get("retry-after") if response is not None else None
+        return ChatReply(id=request.id, error="retryable", message=f"{type(exc).__name__}: {exc}", retry_after=header)
+    except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
+        return ChatReply(id=request.id, error="refused", message=f"{exc.status_code} {exc.message}")
+    except openai.OpenAIError as exc:
+        return ChatReply(id=request.id, error="client", message=f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # whatever the endpoint sent, the search goes on
+        return ChatReply(id=request.id, error="unreadable", message=f"{type(exc).__name__}: {exc}")
+
+
+def make_client(base_url: str | None, api_key: str | None, timeout_s: float) -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=base_url,
+        api_key=api_key or "unused",  # local endpoints often need none
+        timeout=timeout_s,
+        max_retries=0,  # retries are the writer's: counted against its budget, with its backoff
+    )
+
+
+def answerer(base_url: str | None, api_key: str | None) -> Callable[[ChatRequest], ChatReply]:
+    """The key holder's side of the broker: requests answered with a client that holds the key."""
+    clients: dict[float, openai.OpenAI] = {}
+    lock = threading.Lock()
+
+    def answer(request: ChatRequest) -> ChatReply:
+        with lock:
+            client = clients.get(request.timeout_s) or make_client(base_url, api_key, request.timeout_s)
+            clients[request.timeout_s] = client
+        return chat(client, request)
+
+    return answer
 
 
 class LLMWriter:
@@ -260,12 +322,9 @@ class LLMWriter:
         self.config = config
         self.roles = dict(roles or {})
         self.sleep = sleep
-        self.client = openai.OpenAI(
-            base_url=config.base_url,
-            api_key=config.api_key or "unused",  # local endpoints often need none
-            timeout=config.timeout_s,
-            max_retries=0,  # retries are ours: counted against the budget, with our backoff
-        )
+        # the broker (the key holder's end of a socket, when this process runs without the key), else a client
+        self.broker = BrokerClient.from_env()
+        self.client = None if self.broker else make_client(config.base_url, config.api_key, config.timeout_s)
         self.lock = threading.Lock()
         self.calls = 0
         self.prompt_tokens = 0
@@ -290,6 +349,9 @@ class LLMWriter:
                 reply = self.complete(messages, request.expert, seed)
             except WriterFailure as exc:
                 out.append(self.failed(request, n, str(exc)))
+                continue
+            except UnreadableReply as exc:
+                out.append(self.failed(request, n, f"the reply could not be read: {exc}"))
                 continue
             except Exception as exc:  # whatever the endpoint sent, the search goes on
                 log.debug("the LLM reply could not be read", exc_info=True)
@@ -350,54 +412,46 @@ class LLMWriter:
                         + (f"; last error: {last}" if last else "")
                     )
                 self.calls += 1
-            try:
-                response = self.client.chat.completions.create(
-                    model=model,
-                    messages=messages,  # type: ignore[arg-type]
-                    temperature=temperature,
-                    max_tokens=self.config.reply_tokens,
-                    seed=seed,
-                )
-            except RETRYABLE as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                delay = self.backoff(attempt, exc, jitter)
+            request = ChatRequest(
+                model=model,
+                messages=messages,
+                temperature=temperature,
+                max_tokens=self.config.reply_tokens,
+                seed=seed,
+                timeout_s=self.config.timeout_s,
+            )
+            reply = self.broker.chat(request) if self.broker else chat(self.client, request)  # type: ignore[arg-type]
+            if reply.error == "retryable":
+                last = reply.message
+                delay = self.backoff(attempt, reply.retry_after, jitter)
                 log.info("LLM request failed (%s); retry %d in %.1f s", last, attempt + 1, delay)
                 if attempt < self.config.retries:
                     self.sleep(delay)
                 continue
-            except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
-                raise WriterFailure(f"the endpoint refused the request: {exc.status_code} {exc.message}") from exc
-            except openai.OpenAIError as exc:
-                raise WriterFailure(f"the LLM client failed: {type(exc).__name__}: {exc}") from exc
-            return self.account(response, model)
+            if reply.error == "refused":
+                raise WriterFailure(f"the endpoint refused the request: {reply.message}")
+            if reply.error == "client":
+                raise WriterFailure(f"the LLM client failed: {reply.message}")
+            if reply.error == "unreadable":
+                raise UnreadableReply(reply.message)
+            return self.account(reply, model)
         raise WriterFailure(f"no reply after {self.config.retries + 1} attempts; last error: {last}")
 
-    def backoff(self, attempt: int, exc: Exception, jitter: random.Random) -> float:
+    def backoff(self, attempt: int, retry_after: str | None, jitter: random.Random) -> float:
         delay = self.config.backoff_s * (2**attempt) * (1 + 0.25 * jitter.random())
-        response = getattr(exc, "response", None)
-        header = response.headers.get("retry-after") if response is not None else None
-        if header:
+        if retry_after:
             try:
-                delay = max(delay, float(header))
+                delay = max(delay, float(retry_after))
             except ValueError:
                 pass
         return min(delay, self.config.backoff_max_s)
 
-    def account(self, response: object, model: str) -> LLMReply:
-        choices = getattr(response, "choices", None) or []
-        message = getattr(choices[0], "message", None) if choices else None
-        text = (getattr(message, "content", None) or "") if message is not None else ""
-        usage = getattr(response, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        if usage is None:  # some local servers report nothing: estimate, so the budget still binds
-            completion = len(text) // 4
+    def account(self, reply: ChatReply, model: str) -> LLMReply:
+        prompt = reply.prompt_tokens or 0
+        completion = reply.completion_tokens or 0
+        if reply.prompt_tokens is None and reply.completion_tokens is None:
+            completion = len(reply.text) // 4  # some local servers report nothing: estimate, so the budget binds
         with self.lock:
             self.prompt_tokens += prompt
             self.completion_tokens += completion
-        return LLMReply(
-            text=text,
-            model=str(getattr(response, "model", "") or model),
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-        )
+        return LLMReply(text=reply.text, model=reply.model or model, prompt_tokens=prompt, completion_tokens=completion)
