@@ -517,3 +517,175 @@ def test_format_strings_and_per_element_python_are_refused(guard: StaticGuard):
     assert "forbidden_attribute" in rules_at(check(guard, "def f(x):\n    return '{0.shape}'.format(x)\n"))
     assert "forbidden_attribute" in rules_at(check(guard, "def f(x):\n    return x.apply_(abs)\n"))
     assert check(guard, "def f(x):\n    return f'{x.shape}'\n") == []
+
+
+# -- names bound only on a dead path; state kept across calls (issue 25) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "if False:\n    del exec\n\n\ndef load():\n    exec('1')\n",  # a module-level name never bound: the builtin
+        "class Escape:\n    if False:\n        del exec\n    exec('1')\n",  # a class body reads it with LOAD_NAME
+        "def f(x):\n    del open\n    return x\n",  # del of a name the function never assigns
+        "if False:\n    exec = 1\n",
+        "for exec in []:\n    pass\n",
+        "if False:\n    with torch.no_grad() as exec:\n        pass\n",
+        "if False:\n    import math as exec\n",
+        "if False:\n    from math import sqrt as exec\n",
+        "if False:\n\n    def exec():\n        pass\n",
+        "class C:\n    for eval in []:\n        pass\n",
+        "class C:\n    if False:\n        eval: int = 1\n",
+        "exec: int\n",  # an annotation alone makes exec module-level to a guard that counts it
+    ],
+)
+def test_a_builtin_is_never_the_candidates_own_name_at_module_or_class_level(guard: StaticGuard, snippet: str):
+    assert "forbidden_name" in rules_at(check(guard, snippet)), snippet
+
+
+def test_del_of_an_assigned_name_and_comprehension_variables_pass(guard: StaticGuard):
+    snippet = """
+    def tidy(x):
+        tmp = x * 2
+        del tmp
+        return [exec for exec in range(3)]
+    """
+    assert check(guard, snippet) == []
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        # the guard would check tl.arange against triton.language; what runs is the parameter
+        "def f(tl=print):\n    if False:\n        import triton.language as tl\n    return tl.arange\n",
+        # two imports of one name: the guard resolves one of them, the other may be the one that ran
+        "import math as M\n\nif False:\n    import torch.nn as M\n",
+    ],
+)
+def test_an_imported_name_has_one_meaning_in_its_scope(guard: StaticGuard, snippet: str):
+    assert "object_allowlist" in rules_at(check(guard, snippet)), snippet
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "def f(x, calls=[0]):\n    return x\n",
+        "def f(x, *, seen={}):\n    return x\n",
+        "def f(x, seen={1}):\n    return x\n",
+        "def f(x, buf=torch.zeros(1)):\n    return x\n",
+        "g = lambda x, c=[0]: c\n",
+    ],
+)
+def test_defaults_that_hold_state_are_refused(guard: StaticGuard, snippet: str):
+    assert "global_state" in rules_at(check(guard, snippet)), snippet
+
+
+def test_plain_defaults_pass(guard: StaticGuard):
+    snippet = """
+    def f(x, dim=-1, eps=1e-5, dtype=torch.float32, stride=(1, 1), out=None, act=F.relu):
+        return x
+    """
+    assert check(guard, snippet) == []
+
+
+COUNTER_CLASS = """
+class ModelNew(nn.Module):
+    calls = 0
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        ModelNew.calls = ModelNew.calls + 1
+        return launch(x)
+"""
+
+
+@pytest.mark.parametrize(
+    "extra, model",
+    [
+        ("", COUNTER_CLASS),
+        ("class K:\n    n = [0]\n\n\ndef bump():\n    K.n[0] += 1\n", MODEL),
+        ("class K:\n    n = []\n\n\ndef bump():\n    K.n.append(1)\n", MODEL),
+        ("def h():\n    pass\n\n\ndef bump():\n    h.calls = 1\n", MODEL),
+        # a closure's cell outlives the call
+        ("def make():\n    c = [0]\n\n    def f():\n        c[0] += 1\n        return c[0]\n\n    return f\n", MODEL),
+    ],
+)
+def test_writing_classes_functions_and_closures_at_run_time_is_state(guard: StaticGuard, extra: str, model: str):
+    assert "global_state" in rules_at(check(guard, extra, model))
+
+
+STATE_THROUGH_NAMES = [
+    # an alias of a class attribute, written in forward
+    "class Store:\n    seen = [0]\n",
+    "        c = Store.seen\n        c[0] += 1\n",
+    # a method default naming a class-level list
+    "",
+    "        self.bump()\n",
+    # a module-level instance whose method writes its own attribute
+    "class Counter:\n    def __init__(self):\n        self.n = 0\n\n    def bump(self):\n        self.n += 1\n\n\n"
+    "COUNTER = Counter()\n",
+    "        COUNTER.bump()\n",
+    # an attribute set on a value that is not the call's ctx
+    "",
+    "        y = launch(x)\n        y.seen = True\n",
+]
+
+
+@pytest.mark.parametrize("extra, body", list(zip(STATE_THROUGH_NAMES[::2], STATE_THROUGH_NAMES[1::2], strict=True)))
+def test_state_written_through_other_names_in_forward_is_refused(guard: StaticGuard, extra: str, body: str):
+    model = f"""
+class ModelNew(nn.Module):
+    store = [0]
+
+    def __init__(self):
+        super().__init__()
+
+    def bump(self, c=store):
+        c[0] += 1
+
+    def forward(self, x):
+{body}        return launch(x)
+"""
+    assert "state_in_forward" in rules_at(check(guard, extra, model)), body
+
+
+def test_ctx_attributes_and_fresh_outputs_written_in_forward_pass(guard: StaticGuard):
+    extra = """
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.BLOCK = 256
+            ctx.save_for_backward(x)
+            return launch(x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2.0
+    """
+    model = """
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        y = Scale.apply(x)
+        out = torch.empty_like(y)
+        out[...] = y
+        out.mul_(1.0)
+        return out
+"""
+    assert check(guard, extra, model) == []
+
+
+def test_package_wildcards_list_only_the_packages_own_members():
+    allow = build_allowlist(load_rules().guard)
+    import functools
+    import typing
+
+    assert id(functools.wraps) not in allow.objects  # re-exported by triton.language.math
+    assert id(typing.TypeVar) not in allow.objects  # re-exported by torch.nn.init
+    assert id(resolve_path("triton.language.math.exp")) in allow.objects
+    assert id(resolve_path("math.pi")) in allow.objects

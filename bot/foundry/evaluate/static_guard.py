@@ -189,6 +189,21 @@ def resolve_path(path: str) -> Any:
 
 
 _ALLOWLISTS: dict[str, Allowlist] = {}
+CONSTANTS = (bool, int, float, complex, str)
+
+
+def native(value: Any, package: str) -> bool:
+    """A member that `package.*` may list: defined in that package (a helper it re-exports from elsewhere, like
+    triton.language.math's functools.wraps or nn.init's typing names, is not), or a plain constant. Never a
+    module."""
+    if isinstance(value, types.ModuleType):
+        return False
+    if type(value) in CONSTANTS:
+        return True
+    where = getattr(value, "__module__", None)
+    if not isinstance(where, str):
+        where = type(value).__module__
+    return where == package or where.startswith(f"{package}.")
 
 
 def build_allowlist(policy: GuardPolicy) -> Allowlist:
@@ -204,7 +219,7 @@ def build_allowlist(policy: GuardPolicy) -> Allowlist:
                 if not isinstance(module, types.ModuleType):
                     continue
                 for name, value in vars(module).items():
-                    if not name.startswith("_") and not isinstance(value, types.ModuleType):
+                    if not name.startswith("_") and native(value, entry.split(".")[0]):
                         objects.setdefault(id(value), f"{entry[:-2]}.{name}")
                         keep.append(value)
                 continue
@@ -314,7 +329,8 @@ def own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
 
 
 def bindings(body: list[ast.stmt], imports: bool = True) -> set[str]:
-    """Names bound in one scope's own code (nested scopes are not entered; their names are)."""
+    """Names bound in one scope's own code (nested scopes are not entered; their names are). `del NAME` binds
+    nothing: a name only deleted is not the scope's own (at module or class level it reads the builtin)."""
     names: set[str] = set()
     todo: list[ast.AST] = list(body)
     while todo:
@@ -329,7 +345,7 @@ def bindings(body: list[ast.stmt], imports: bool = True) -> set[str]:
             continue
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)) and imports:
             for alias in node.names:
@@ -453,9 +469,17 @@ class Scan:
         self.visit(node.body, inner)
 
     def visit_arguments_outside(self, args: ast.arguments, scope: Scope) -> None:
-        """Defaults and annotations are evaluated in the enclosing scope."""
+        """Defaults and annotations are evaluated in the enclosing scope. A default is evaluated once and shared
+        by every call: only constants, names and tuples of them (a list, dict or call result would keep state)."""
         for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
             self.visit(default, scope)
+            if not plain_default(default):
+                self.add(
+                    "global_state",
+                    default,
+                    f"default argument {ast.unparse(default)!r}: a default is one object shared by every call; "
+                    "use constants, names or tuples of them (None, then build it inside)",
+                )
         every = args.posonlyargs + args.args + args.kwonlyargs
         every += [a for a in (args.vararg, args.kwarg) if a is not None]
         for arg in every:
@@ -597,7 +621,8 @@ class Scan:
             elif resolve_path(alias.name) is MISSING:
                 self.add("import_allowlist", node, f"{alias.name!r} cannot be imported here")
             else:
-                self.check_rebinding(alias.asname or alias.name.split(".")[0], node, scope)
+                path = alias.name if alias.asname else alias.name.split(".")[0]
+                self.check_rebinding(alias.asname or path, path, node, scope)
 
     def visit_ImportFrom(self, node: ast.ImportFrom, scope: Scope) -> None:
         module = node.module or ""
@@ -622,14 +647,26 @@ class Scan:
                     rule = "forbidden_attribute" if self.denied(name) else "object_allowlist"
                     self.add(rule, node, f"from {module} import {name}: {path} is not on the allowlist")
                     continue
-            self.check_rebinding(alias.asname or name, node, scope)
+            self.check_rebinding(alias.asname or name, path, node, scope)
 
-    def check_rebinding(self, name: str, node: ast.AST, scope: Scope) -> None:
+    def check_rebinding(self, name: str, path: str, node: ast.AST, scope: Scope) -> None:
+        """An imported name means one object in its scope: not also assigned, a parameter, a builtin, or another
+        import (the guard resolves one of them; a dead-code import or a parameter would be what runs)."""
         if scope.kind in ("module", "class") and self.is_banned_builtin(name):
             self.add("forbidden_name", node, f"{name!r} is a builtin: import it under another name")
         body = module_body(self.tree) if scope.kind == "module" else scope.node.body  # type: ignore[attr-defined]
-        if name in bindings(body, imports=False):
+        assigned = bindings(body, imports=False)
+        if scope.kind == "function":
+            assigned |= parameters(scope.node.args)  # type: ignore[attr-defined]
+        if name in assigned:
             self.add("object_allowlist", node, f"the imported name {name!r} is also assigned: keep imports unchanged")
+        imported = scope.imported.get(name)
+        if imported is not None and imported.path != path:
+            self.add(
+                "object_allowlist",
+                node,
+                f"{name!r} is imported as both {imported.path} and {path}: one name, one import",
+            )
 
     # names and chains
 
@@ -641,6 +678,11 @@ class Scan:
         owner = self.find(name, scope)
         if name.startswith("__") and name.endswith("__"):
             self.add("private_attribute", node, f"use of {name!r} is not allowed")
+            return
+        if isinstance(node.ctx, ast.Del) and owner is not scope:
+            # `if False: del exec` would make exec the scope's own name to a guard that counted it; at run time a
+            # module- or class-level name never bound reads the builtin.
+            self.add("forbidden_name", node, f"del {name}: {name!r} is not assigned in this scope")
             return
         if owner is None:
             if isinstance(node.ctx, ast.Load):
@@ -765,13 +807,32 @@ class Scan:
         if scope.kind != "function":
             return
         owner = self.find(root.id, scope)
-        # Classes and functions written at run time are left to the runtime state check (it compares them).
-        if owner is not None and owner.kind == "module" and root.id not in self.module_definitions:
+        # The candidate's own classes and functions too: a class attribute (ModelNew.calls += 1) or a function
+        # attribute is state shared by every call and every instance.
+        if owner is not None and owner is not scope and owner.kind == "function" and self.closes_over(owner, scope):
             self.add(
                 "global_state",
                 node,
-                f"module-level {root.id!r} is modified at run time (a result cache?): kernels keep no state",
+                f"{root.id!r} belongs to an enclosing function: a closure that writes it keeps state across calls",
             )
+        if owner is not None and owner.kind in ("module", "class"):
+            what = "class or function" if root.id in self.module_definitions else "object"
+            self.add(
+                "global_state",
+                node,
+                f"module-level {what} {root.id!r} is modified at run time (a counter, a result cache?): kernels "
+                "keep no state",
+            )
+
+    @staticmethod
+    def closes_over(owner: Scope, scope: Scope) -> bool:
+        """Whether scope is a function (or lambda) nested in owner, not only a comprehension of owner's."""
+        current: Scope | None = scope
+        while current is not None and current is not owner:
+            if isinstance(current.node, (ast.FunctionDef, ast.Lambda)):
+                return True
+            current = current.parent
+        return False
 
     def visit_Subscript(self, node: ast.Subscript, scope: Scope) -> None:
         self.children(node, scope)
@@ -913,6 +974,11 @@ class Structure:
             seen.add(id(fn))
             order.append((fn, cls))
             referenced = names_in(fn)
+            aliased = set(referenced)
+            while aliased:  # counter = Counter() at module level: forward's counter.bump() reaches Counter
+                for more in self.module_aliases.get(aliased.pop(), set()) - referenced:
+                    referenced.add(more)
+                    aliased.add(more)
             if cls is not None:
                 for attr in self_attributes(fn):
                     target = method(cls, attr)
@@ -986,6 +1052,95 @@ def assignments(body: list[ast.stmt] | list[ast.FunctionDef]) -> dict[str, set[s
     return aliases
 
 
+def plain_default(node: ast.expr) -> bool:
+    """A default that holds no state of its own: a constant, -constant, a name or a dotted name, a tuple of them."""
+    if isinstance(node, ast.Constant) or dotted(node):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant)
+    if isinstance(node, ast.Tuple):
+        return all(plain_default(e) for e in node.elts)
+    return False
+
+
+def call_context(fn: ast.FunctionDef, cls: ast.ClassDef | None) -> str | None:
+    """The ctx parameter of an autograd.Function's staticmethod forward/backward/setup_context: a fresh object
+    per call, which the method may write (ctx.BLOCK = BLOCK)."""
+    if cls is None or fn.name not in ("forward", "backward", "setup_context") or not fn.args.args:
+        return None
+    if not any(dotted(d) == "staticmethod" for d in fn.decorator_list):
+        return None
+    if not any(dotted(b).split(".")[-1] == "Function" for b in cls.bases):
+        return None
+    return fn.args.args[0].arg
+
+
+def aliases_of_state(fn: ast.FunctionDef) -> set[str]:
+    """Locals of fn bound to an existing object by name (c = self.cache, k = ModelNew, out = x): writing through
+    one writes that object, which outlives the call."""
+    defaults = fn.args.defaults
+    positional = fn.args.posonlyargs + fn.args.args
+    named = list(zip(positional[len(positional) - len(defaults) :], defaults, strict=True)) + list(
+        zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True)
+    )
+    # a parameter whose default names an object (c=store): the default is that object, shared by every call
+    found = {a.arg for a, d in named if d is not None and not isinstance(d, ast.Constant)}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and dotted(node.value):
+            found |= {t.id for t in unpacked(node.targets) if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.For, ast.With)):
+            targets = [node.target] if isinstance(node, ast.For) else [i.optional_vars for i in node.items]
+            found |= {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return found
+
+
+def root_name(node: ast.expr) -> str:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def run_time_writes(fn: ast.FunctionDef, cls: ast.ClassDef | None) -> Iterator[Finding]:
+    """Writes at run time (forward and what it reaches) that can outlive the call: an attribute set on anything
+    but the call's own ctx (self's are self_mutations'), or a write through a local that names an existing
+    object. Fresh locals (y = torch.empty(...); y[...] = ...) are fine."""
+    ctx = call_context(fn, cls)
+    aliases = aliases_of_state(fn)
+    for node in ast.walk(fn):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for target in unpacked(targets):
+            root = root_name(target)
+            written = ast.unparse(target)
+            if isinstance(target, ast.Attribute) and root != ctx and not written.startswith("self."):
+                yield Finding(
+                    "state_in_forward",
+                    node.lineno,
+                    f"{fn.name} sets the attribute {written!r} at run time: only an autograd.Function's ctx takes new "
+                    "attributes in forward and what it calls (state on any other object can outlive the call)",
+                )
+            elif isinstance(target, (ast.Attribute, ast.Subscript)) and root in aliases:
+                yield Finding(
+                    "state_in_forward",
+                    node.lineno,
+                    f"{fn.name} writes through {root!r}, another name for an existing object: state outlives the call",
+                )
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            mutates = node.func.attr in MUTATORS or is_inplace(node.func.attr)
+            if mutates and root_name(node.func.value) in aliases:
+                yield Finding(
+                    "state_in_forward",
+                    node.lineno,
+                    f"{fn.name} mutates {ast.unparse(node.func.value)!r}, "
+                    "another name for an existing object: state outlives the call",
+                )
+
+
 def self_mutations(fn: ast.FunctionDef) -> Iterator[Finding]:
     for node in ast.walk(fn):
         targets: list[ast.expr] = []
@@ -993,6 +1148,8 @@ def self_mutations(fn: ast.FunctionDef) -> Iterator[Finding]:
             targets = node.targets
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
             targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
         for target in unpacked(targets):
             base = target
             while isinstance(base, ast.Subscript):
@@ -1099,6 +1256,7 @@ class StaticGuard:
                 forward.lineno,
                 "ModelNew.forward does not reach any kernel[grid](...) launch of a @triton.jit kernel",
             )
-        for fn, _ in reached:
+        for fn, cls in reached:
             if fn.name != "__init__":
                 yield from self_mutations(fn)
+                yield from run_time_writes(fn, cls)

@@ -2,6 +2,7 @@
 #        no tensor, so the state check has nothing to compare); every later call is computed by torch
 # operator: softmax_rows
 # expect: state_dependent rule=state_unmodified
+# config: static_guard=false
 import torch
 import triton
 import triton.language as tl

@@ -4,6 +4,7 @@
 #        evaluation calls forward a few dozen times (a few hundred with timing): real use goes on for millions.
 # operator: elementwise_chain
 # expect: state_dependent
+# config: static_guard=false
 # uncaught: worker.state_containers / state_tensors fingerprint module-level containers, class attributes and
 #           module-level functions' __defaults__, but not the __defaults__ of methods (vars(class) values that
 #           are functions); the static guard allows mutating a parameter's default (check_write only flags

@@ -4,6 +4,7 @@
 #        worker's state check fingerprints containers and tensors only, never ints, floats or strings.
 # operator: elementwise_chain
 # expect: state_dependent
+# config: static_guard=false
 # uncaught: static_guard.check_write exempts module_definitions (the candidate's classes and functions), while
 #           worker.state_containers / state_tensors compare only list/dict/set containers and tensors: a scalar
 #           class (or function) attribute changes unseen between calls

@@ -6,9 +6,6 @@
 #        to the builtin exec.
 # operator: softmax_rows
 # expect: static_guard rule=forbidden_name
-# uncaught: static_guard.bindings counts a Del target as a binding, visit_Name refuses only Store of a banned
-#           builtin at class level (not Del), and the class-shadowing check of 4cca3f7 compares with names bound
-#           in enclosing scopes only, never with builtins
 import torch
 import triton
 import triton.language as tl

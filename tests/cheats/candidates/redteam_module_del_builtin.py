@@ -5,9 +5,6 @@
 #        the Triton kernel only copies the result.
 # operator: softmax_rows
 # expect: static_guard rule=forbidden_name
-# uncaught: static_guard.bindings treats `del NAME` as binding NAME in its scope and visit_Name checks banned
-#           builtins only on Store, so a dead `del` of any builtin (exec, eval, open, __import__ is dunder-refused)
-#           at module or class level turns every later use of that builtin into an unchecked "own" name
 import torch
 import triton
 import triton.language as tl

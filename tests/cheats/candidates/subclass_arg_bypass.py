@@ -4,6 +4,7 @@
 #        handling; later reads (the recorder's own signature log) find the work done.
 # operator: softmax_rows
 # expect: runtime_guard rule=tensor_subclass_argument|non_triton_compute
+# config: static_guard=false
 import torch
 import triton
 import triton.language as tl

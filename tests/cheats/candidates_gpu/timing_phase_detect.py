@@ -4,6 +4,7 @@
 #        launch the kernel over zero rows: a fake speedup of the whole kernel.
 # operator: softmax_rows
 # expect: state_dependent rule=state_unmodified
+# config: static_guard=false
 # devices: cuda
 import torch
 import triton
