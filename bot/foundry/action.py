@@ -375,7 +375,14 @@ def triage(env: ActionEnv, parts: Parts = DEFAULT_PARTS) -> int:
         return 0
     write_outputs(
         env,
-        {"run": "true", "reason": reason, "head": target.head, "operators": json.dumps([p.ref for p in planned])},
+        {
+            "run": "true",
+            "reason": reason,
+            "head": target.head,
+            "operators": json.dumps([p.ref for p in planned]),
+            # the workflow hands the optimize job the LLM key only when a writer needs it
+            "llm": "true" if any(p.writer in ("llm", "all") for p in planned) else "false",
+        },
     )
     return 0
 
@@ -391,6 +398,10 @@ def optimize(
 ) -> int:
     """Gate, detect and run the optimizer for each operator; write plan.json and per-operator dirs.
     approved: the commit triage approved (else $FOUNDRY_HEAD); exactly that commit is optimized."""
+    from foundry.evaluate import sandbox  # ctypes only: no torch for the action
+
+    if not sandbox.protect_evaluator():  # its environment holds the tokens; operator code runs below it
+        log.warning("cannot mark the action non-dumpable: the optimizer may read its environment")
     api = parts.api_factory(env)
     _, result, _ = _gate(env, api)
     artifacts.mkdir(parents=True, exist_ok=True)

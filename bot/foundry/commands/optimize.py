@@ -528,6 +528,11 @@ def run_without_secrets(argv: Sequence[str], environ: Mapping[str, str]) -> int:
     if not sandbox.protect_evaluator():
         log.warning("cannot mark the key holder non-dumpable: the optimizer may read its environment")
     log.info("operator code runs in a child without %s", ", ".join(secret_names(environ)))
+    if environ.get("RAY_AUTH_TOKEN"):
+        log.warning(
+            "RAY_AUTH_TOKEN stays here: the optimizer, Ray's driver, imports operator code, so a Ray cluster "
+            "with token authentication will refuse it"
+        )
     ours, theirs = socket.socketpair()
     fd = theirs.fileno()
     env = {k: v for k, v in environ.items() if k not in secret_names(environ)}
