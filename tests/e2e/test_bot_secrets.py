@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from fake_github import TOKEN
-from harness import ZERO
+from harness import ZERO, operator_source, read_outputs
 
 pytestmark = [
     pytest.mark.e2e,
@@ -127,3 +127,14 @@ def test_a_push_run_with_secrets_shows_operator_code_none_of_them(bot, tmp_path:
         text = json.dumps(d)
         leaked = [name for name, value in secrets.items() if value in text or name in d["os.environ"]]
         assert not leaked, f"{d['where']} in pid {d['pid']} saw {leaked}"
+
+
+@pytest.mark.parametrize(("writer", "needs_key"), [("llm", "true"), ("all", "true"), ("template", "false")])
+def test_triage_tells_the_workflow_whether_the_optimize_job_needs_the_llm_key(bot, writer: str, needs_key: str) -> None:
+    config = f"defaults: {{budget: 1, writer: {writer}}}\n"
+    sha = bot.dev.commit({"ops/scale.py": operator_source(2.0), ".github/foundry.yml": config})
+    bot.dev.push()
+    env = bot.env("push", bot.push_payload(ZERO, sha), sha)
+    assert bot.run("triage", env) == 0
+    outputs = read_outputs(env)
+    assert outputs["run"] == "true" and outputs["llm"] == needs_key
