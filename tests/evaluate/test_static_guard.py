@@ -689,3 +689,37 @@ def test_package_wildcards_list_only_the_packages_own_members():
     assert id(typing.TypeVar) not in allow.objects  # re-exported by torch.nn.init
     assert id(resolve_path("triton.language.math.exp")) in allow.objects
     assert id(resolve_path("math.pi")) in allow.objects
+
+
+@pytest.mark.parametrize(
+    "extra, model",
+    [
+        ("TICKS = enumerate(range(1 << 30))\n", MODEL),
+        ("PAIRS = (zip(range(3), range(3)), 1)\n", MODEL),
+        ("STREAM = (i for i in range(10))\n", MODEL),
+        ("class K:\n    it = map(abs, range(10))\n", MODEL),
+        ("", MODEL.replace("super().__init__()", "super().__init__()\n        self.ticks = reversed(range(10))")),
+        ("", MODEL.replace("super().__init__()", "super().__init__()\n        self.ps = self.parameters()")),
+    ],
+)
+def test_iterators_kept_beyond_a_call_are_state(guard: StaticGuard, extra: str, model: str):
+    assert "global_state" in rules_at(check(guard, extra, model))
+
+
+def test_iterators_used_within_a_call_pass(guard: StaticGuard):
+    snippet = """
+    SIZES = dict(zip(("a", "b"), (1, 2)))
+    ORDER = tuple(reversed(range(4)))
+
+
+    def sizes(x):
+        pairs = zip(x.shape, x.stride())
+        return [n for n, _ in pairs] + [i for i, _ in enumerate(x.shape)]
+    """
+    assert check(guard, snippet) == []
+
+
+def test_writing_through_a_defaulted_parameter_or_deleting_self_state_is_refused(guard: StaticGuard):
+    assert "global_state" in rules_at(check(guard, "STORE = [0]\nbump = lambda c=STORE: c.append(1)\n"))
+    model = MODEL.replace("return launch(x)", "del self.weight\n        return launch(x)")
+    assert "state_in_forward" in rules_at(check(guard, model=model))

@@ -138,6 +138,20 @@ MUTATORS = frozenset(
     {"append", "extend", "update", "setdefault", "add", "insert", "pop", "popitem", "clear", "remove", "discard"}
 )
 MISSING = object()
+# Calls that answer a one-pass iterator: kept beyond one call, every read consumes it (state without a write).
+ITERATOR_BUILTINS = frozenset({"map", "filter", "zip", "enumerate", "reversed"})
+ITERATOR_METHODS = frozenset(
+    {
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "children",
+        "named_children",
+        "modules",
+        "named_modules",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -502,6 +516,33 @@ class Scan:
         self.visit(node.target, scope)
         if node.value is not None:
             self.visit(node.value, scope)
+            self.check_kept_iterator(node, [node.target], node.value, scope)
+
+    def visit_Assign(self, node: ast.Assign, scope: Scope) -> None:
+        self.children(node, scope)
+        self.check_kept_iterator(node, node.targets, node.value, scope)
+
+    def check_kept_iterator(self, node: ast.stmt, targets: list[ast.expr], value: ast.expr, scope: Scope) -> None:
+        """An iterator kept at module or class level or on an object (ITER = map(...), self.it = (g for ...)):
+        each call that reads it gets the next items, so the calls differ without any write."""
+        kept = scope.kind != "function" or any(not isinstance(t, ast.Name) for t in unpacked(targets))
+        if kept and any(self.makes_iterator(part, scope) for part in displayed(value)):
+            self.add(
+                "global_state",
+                node,
+                "an iterator (map, filter, zip, enumerate, reversed, a generator) kept beyond the call is state: "
+                "every read consumes it; keep a list or tuple",
+            )
+
+    def makes_iterator(self, node: ast.expr, scope: Scope) -> bool:
+        if isinstance(node, ast.GeneratorExp):
+            return True
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        if isinstance(func, ast.Name):
+            return func.id in ITERATOR_BUILTINS and self.find(func.id, scope) is None
+        return isinstance(func, ast.Attribute) and func.attr in ITERATOR_METHODS
 
     def visit_ClassDef(self, node: ast.ClassDef, scope: Scope) -> None:
         self.shadows_builtin(node, scope)
@@ -809,6 +850,13 @@ class Scan:
         owner = self.find(root.id, scope)
         # The candidate's own classes and functions too: a class attribute (ModelNew.calls += 1) or a function
         # attribute is state shared by every call and every instance.
+        if owner is scope and root.id in defaulted(scope.node):
+            self.add(
+                "global_state",
+                node,
+                f"{root.id!r} is a parameter with a default: writing it writes the one default object every call "
+                "shares",
+            )
         if owner is not None and owner is not scope and owner.kind == "function" and self.closes_over(owner, scope):
             self.add(
                 "global_state",
@@ -1052,6 +1100,17 @@ def assignments(body: list[ast.stmt] | list[ast.FunctionDef]) -> dict[str, set[s
     return aliases
 
 
+def displayed(node: ast.expr) -> Iterator[ast.expr]:
+    """node and the elements of the tuple, list, set or dict displays it is made of."""
+    yield node
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        for element in node.elts:
+            yield from displayed(element.value if isinstance(element, ast.Starred) else element)
+    elif isinstance(node, ast.Dict):
+        for element in node.values:
+            yield from displayed(element)
+
+
 def plain_default(node: ast.expr) -> bool:
     """A default that holds no state of its own: a constant, -constant, a name or a dotted name, a tuple of them."""
     if isinstance(node, ast.Constant) or dotted(node):
@@ -1075,16 +1134,23 @@ def call_context(fn: ast.FunctionDef, cls: ast.ClassDef | None) -> str | None:
     return fn.args.args[0].arg
 
 
-def aliases_of_state(fn: ast.FunctionDef) -> set[str]:
-    """Locals of fn bound to an existing object by name (c = self.cache, k = ModelNew, out = x): writing through
-    one writes that object, which outlives the call."""
+def defaulted(fn: ast.AST) -> set[str]:
+    """Parameters of a function or lambda whose default is not a constant (c=store): the default is that one
+    object, shared by every call."""
+    if not isinstance(fn, (ast.FunctionDef, ast.Lambda)):
+        return set()
     defaults = fn.args.defaults
     positional = fn.args.posonlyargs + fn.args.args
     named = list(zip(positional[len(positional) - len(defaults) :], defaults, strict=True)) + list(
         zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True)
     )
-    # a parameter whose default names an object (c=store): the default is that object, shared by every call
-    found = {a.arg for a, d in named if d is not None and not isinstance(d, ast.Constant)}
+    return {a.arg for a, d in named if d is not None and not isinstance(d, ast.Constant)}
+
+
+def aliases_of_state(fn: ast.FunctionDef) -> set[str]:
+    """Locals of fn bound to an existing object by name (c = self.cache, k = ModelNew, out = x) and parameters
+    whose default names one: writing through one writes that object, which outlives the call."""
+    found = defaulted(fn)
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign) and dotted(node.value):
             found |= {t.id for t in unpacked(node.targets) if isinstance(t, ast.Name)}
