@@ -723,3 +723,44 @@ def test_writing_through_a_defaulted_parameter_or_deleting_self_state_is_refused
     assert "global_state" in rules_at(check(guard, "STORE = [0]\nbump = lambda c=STORE: c.append(1)\n"))
     model = MODEL.replace("return launch(x)", "del self.weight\n        return launch(x)")
     assert "state_in_forward" in rules_at(check(guard, model=model))
+
+
+STATEFUL_MODEL = """
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cache = {}
+
+    def get(self):
+        return self.cache
+
+    def forward(self, x):
+BODY
+        return launch(x)
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "        self.get()['k'] = 1",  # through a call on self
+        "        [self.cache][0]['k'] = 1",  # through a display: no name at all
+        "        self.get().update(k=1)",
+        "        self.cache.get('a', [0])[0] = 1",
+        "        c = self.cache if x is not None else None\n        c['k'] = 1",
+        "        c, d = self.cache, 1\n        c['k'] = d",
+        "        [c.update(k=1) for c in [self.cache]]",
+        "        v = self.cache.get('a')\n        v.append(1)",
+        "        v = list(self.cache.values())[0]\n        v['k'] = 1",
+    ],
+)
+def test_writes_into_objects_forward_did_not_make_are_refused(guard: StaticGuard, body: str):
+    assert "state_in_forward" in rules_at(check(guard, model=STATEFUL_MODEL.replace("BODY", body))), body
+
+
+def test_writes_into_fresh_locals_and_their_views_pass(guard: StaticGuard):
+    body = (
+        "        y = torch.empty_like(x)\n        y.view(-1)[0:1] = 0.0\n        z = torch.empty(4).fill_(0)\n"
+        "        vals = list(self.cache.values())\n        vals.append(z)"
+    )
+    assert check(guard, model=STATEFUL_MODEL.replace("BODY", body)) == []

@@ -1152,12 +1152,47 @@ def aliases_of_state(fn: ast.FunctionDef) -> set[str]:
     whose default names one: writing through one writes that object, which outlives the call."""
     found = defaulted(fn)
     for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and dotted(node.value):
-            found |= {t.id for t in unpacked(node.targets) if isinstance(t, ast.Name)}
-        elif isinstance(node, (ast.For, ast.With)):
-            targets = [node.target] if isinstance(node, ast.For) else [i.optional_vars for i in node.items]
-            found |= {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
+        targets: list[ast.expr | None] = []
+        if isinstance(node, ast.Assign) and any(names_object(part) for part in displayed(node.value)):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            targets = [node.target]  # a loop variable is an element of something that exists
+        elif isinstance(node, ast.With):
+            targets = [i.optional_vars for i in node.items]
+        stored = (n for t in targets if t is not None for n in ast.walk(t))
+        found |= {n.id for n in stored if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return found
+
+
+def names_object(node: ast.expr) -> bool:
+    """An expression that names an existing object rather than making one: a name, an attribute of one, an item
+    of anything, d.get(key), or a choice between such (a if c else b, a or b)."""
+    if isinstance(node, ast.IfExp):
+        return names_object(node.body) or names_object(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return any(names_object(v) for v in node.values)
+    if isinstance(node, ast.Subscript):
+        return True  # an item of any container exists beyond this statement (list(d.values())[0])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        return True  # d.get(key): the value stored under key
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def written_root(node: ast.expr) -> tuple[str, bool]:
+    """(the name a write target hangs from, or '' when it hangs from no name; whether a call is on the way):
+    self.cache()[0] → ('self', True), [a][0] → ('', False)."""
+    called = False
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred, ast.Call)):
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Attribute):
+                return "", True
+            called = True
+            node = node.func.value
+        else:
+            node = node.value
+    return (node.id if isinstance(node, ast.Name) else ""), called
 
 
 def root_name(node: ast.expr) -> str:
@@ -1172,6 +1207,7 @@ def run_time_writes(fn: ast.FunctionDef, cls: ast.ClassDef | None) -> Iterator[F
     object. Fresh locals (y = torch.empty(...); y[...] = ...) are fine."""
     ctx = call_context(fn, cls)
     aliases = aliases_of_state(fn)
+    own = (bindings(fn.body) | parameters(fn.args)) - aliases - {"self"}  # x.view(-1)[i] = v writes a local
     for node in ast.walk(fn):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
@@ -1183,7 +1219,15 @@ def run_time_writes(fn: ast.FunctionDef, cls: ast.ClassDef | None) -> Iterator[F
         for target in unpacked(targets):
             root = root_name(target)
             written = ast.unparse(target)
-            if isinstance(target, ast.Attribute) and root != ctx and not written.startswith("self."):
+            through, called = written_root(target)
+            if isinstance(target, (ast.Attribute, ast.Subscript)) and (not through or (called and through not in own)):
+                yield Finding(
+                    "state_in_forward",
+                    node.lineno,
+                    f"{fn.name} writes into {written!r}, an object it did not name as its own local: state can "
+                    "outlive the call",
+                )
+            elif isinstance(target, ast.Attribute) and root != ctx and not written.startswith("self."):
                 yield Finding(
                     "state_in_forward",
                     node.lineno,
@@ -1198,7 +1242,14 @@ def run_time_writes(fn: ast.FunctionDef, cls: ast.ClassDef | None) -> Iterator[F
                 )
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             mutates = node.func.attr in MUTATORS or is_inplace(node.func.attr)
-            if mutates and root_name(node.func.value) in aliases:
+            through, called = written_root(node.func.value)
+            if node.func.attr in MUTATORS and (not through or (called and through not in own)):
+                yield Finding(
+                    "state_in_forward",
+                    node.lineno,
+                    f"{fn.name} mutates {ast.unparse(node.func.value)!r}, an object it did not name as its own local",
+                )
+            elif mutates and root_name(node.func.value) in aliases:
                 yield Finding(
                     "state_in_forward",
                     node.lineno,
