@@ -764,3 +764,41 @@ def test_writes_into_fresh_locals_and_their_views_pass(guard: StaticGuard):
         "        vals = list(self.cache.values())\n        vals.append(z)"
     )
     assert check(guard, model=STATEFUL_MODEL.replace("BODY", body)) == []
+
+
+def test_a_private_name_the_candidate_assigns_is_usable_on_self_only_and_never_a_library_ones(guard: StaticGuard):
+    own = """
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._scale = 2.0
+
+        def scale(self, x):
+            return x * self._scale
+    """
+    assert check(guard, own) == []
+    # a private name the candidate assigned somewhere, read on another object
+    assert "private_attribute" in rules_at(check(guard, own + "\n\ndef peek(x):\n    return x._scale\n"))
+    # kernel._unsafe_update_src would swap the kernel's checked source for another
+    kernel = own + "\n\ndef swap(src):\n    return self_kernel._unsafe_update_src(src)\n"
+    assert "private_attribute" in rules_at(check(guard, kernel.replace("self_kernel", "_scale_kernel")))
+    # a library's private name stays private even when the candidate assigns it on self
+    on_self = own.replace("self._scale = 2.0", "self._unsafe_update_src = None")
+    assert "private_attribute" in rules_at(check(guard, on_self))
+
+
+def test_a_classmethod_writing_its_class_is_state(guard: StaticGuard):
+    snippet = """
+    class Counter:
+        calls = [0]
+
+        @classmethod
+        def bump(cls):
+            cls.calls[0] += 1
+            cls.total = 1
+    """
+    findings = check(guard, snippet)
+    assert {line for rule, line, _ in findings if rule == "global_state"} == {
+        line_of(snippet, "cls.calls[0] += 1"),
+        line_of(snippet, "cls.total = 1"),
+    }

@@ -388,14 +388,18 @@ class Scan:
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         self.module_definitions = self.module_classes | {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         # private fields the candidate itself assigns (self._cache = ...): x._field of those names is fine
-        self.own_private = {
-            n.attr
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Attribute)
-            and isinstance(n.ctx, ast.Store)
-            and n.attr.startswith("_")
-            and not n.attr.startswith("__")
-        } - library_internals()
+        self.own_private = (
+            {
+                n.attr
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Attribute)
+                and isinstance(n.ctx, ast.Store)
+                and n.attr.startswith("_")
+                and not n.attr.startswith("__")
+            }
+            - library_internals()
+            - library_privates()
+        )
 
     def add(self, rule: str, node: ast.AST, message: str) -> None:
         self.findings.append(Finding(rule, getattr(node, "lineno", 0), message))
@@ -817,12 +821,12 @@ class Scan:
                     continue
                 self.add("private_attribute", node, f"access to private attribute {attr!r} in {written!r}")
                 return
-            if attr.startswith("_") and attr not in self.own_private:
+            if attr.startswith("_") and (attr not in self.own_private or dotted(root) != "self"):
                 self.add(
                     "private_attribute",
                     node,
                     f"access to private attribute {attr!r} in {written!r} (only private fields the candidate "
-                    "assigns itself)",
+                    "assigns itself, on self)",
                 )
                 return
             if attr in self.allow.forbidden or "hook" in attr.lower():
@@ -850,6 +854,8 @@ class Scan:
         owner = self.find(root.id, scope)
         # The candidate's own classes and functions too: a class attribute (ModelNew.calls += 1) or a function
         # attribute is state shared by every call and every instance.
+        if owner is scope and root.id == class_parameter(scope.node):
+            self.add("global_state", node, f"a classmethod writes its class {root.id!r}: state shared by every call")
         if owner is scope and root.id in defaulted(scope.node):
             self.add(
                 "global_state",
@@ -967,6 +973,26 @@ def library_internals() -> frozenset[str]:
     names = set(dir(torch.nn.Module)) | set(vars(torch.nn.Module()))
     names |= set(dir(torch.autograd.Function))
     return frozenset(names)
+
+
+@functools.cache
+def library_privates() -> frozenset[str]:
+    """Every private name the code of the objects a candidate holds uses (tensors, kernels, autotuners, the
+    interpreter's launchers): defining self._unsafe_update_src must not make kernel._unsafe_update_src usable."""
+    import torch
+    from triton.runtime import autotuner, interpreter, jit
+
+    classes: list[type] = [torch.Tensor, torch.nn.Parameter, jit.JITFunction, autotuner.Autotuner]
+    classes += [autotuner.Heuristics, interpreter.InterpretedFunction, interpreter.GridExecutor]
+    names: set[str] = set()
+    for cls in classes:
+        for klass in cls.__mro__:
+            names |= set(vars(klass))
+            for value in vars(klass).values():
+                code = getattr(inspect.unwrap(value) if callable(value) else value, "__code__", None)
+                if code is not None:
+                    names |= set(code.co_names)
+    return frozenset(n for n in names if n.startswith("_") and not n.startswith("__"))
 
 
 def is_inplace(attr: str) -> bool:
@@ -1132,6 +1158,13 @@ def call_context(fn: ast.FunctionDef, cls: ast.ClassDef | None) -> str | None:
     if not any(dotted(b).split(".")[-1] == "Function" for b in cls.bases):
         return None
     return fn.args.args[0].arg
+
+
+def class_parameter(fn: ast.AST) -> str:
+    """The cls of a @classmethod, '' for anything else."""
+    if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
+        return ""
+    return fn.args.args[0].arg if any(dotted(d) == "classmethod" for d in fn.decorator_list) else ""
 
 
 def defaulted(fn: ast.AST) -> set[str]:
