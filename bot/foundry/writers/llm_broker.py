@@ -93,17 +93,20 @@ class BrokerClient:
         return box[0]
 
     def _read(self) -> None:
-        for line in self.reader:
-            try:
-                reply = ChatReply.model_validate_json(line)
-            except ValueError:
-                log.warning("unreadable line from the LLM broker: %.200s", line)
-                continue
-            with self.pending_lock:
-                waiting = self.pending.pop(reply.id, None)
-            if waiting is not None:
-                waiting[1].append(reply)
-                waiting[0].set()
+        try:
+            for line in self.reader:
+                try:
+                    reply = ChatReply.model_validate_json(line)
+                except ValueError:
+                    log.warning("unreadable line from the LLM broker: %.200s", line)
+                    continue
+                with self.pending_lock:
+                    waiting = self.pending.pop(reply.id, None)
+                if waiting is not None:
+                    waiting[1].append(reply)
+                    waiting[0].set()
+        except OSError as exc:
+            log.warning("the LLM broker's socket failed: %s", exc)
         with self.pending_lock:  # the broker closed: nobody waits forever
             for rid, (done, box) in self.pending.items():
                 box.append(ChatReply(id=rid, error="client", message="the LLM broker closed its socket"))
