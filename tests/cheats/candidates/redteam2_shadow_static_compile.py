@@ -42,8 +42,11 @@ def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK: tl.constexpr
 
 def plant():
     os.makedirs(os.path.join("foundry", "evaluate"), exist_ok=True)
-    for name, text in (("foundry/__init__.py", ""), ("foundry/evaluate/__init__.py", ""),
-                       ("foundry/evaluate/static_compile.py", FORGED)):
+    for name, text in (
+        ("foundry/__init__.py", ""),
+        ("foundry/evaluate/__init__.py", ""),
+        ("foundry/evaluate/static_compile.py", FORGED),
+    ):
         with open(name, "w") as f:
             f.write(text)
 
