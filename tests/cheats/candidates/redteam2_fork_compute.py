@@ -4,7 +4,7 @@
 #        every call launches a kernel) and returns it. The seccomp seal refuses sockets and metadata changes but
 #        not fork/clone of a process; the static guard (off here: the sandbox must hold alone) refuses os.fork.
 # operator: softmax_rows
-# expect: non_triton_compute
+# expect: runtime_guard rule=non_triton_compute
 # config: static_guard=false
 # uncaught: seccomp.py lets the worker fork (clone without CLONE_THREAD) and runtime_guard's OpLog only sees the
 #           worker's own process; isolation counts threads left running, not processes forked and reaped
