@@ -2,9 +2,9 @@
 #        loaded from <job root>/foundry-job-*/candidate.py (evaluator: tempfile.mkdtemp(prefix="foundry-job-")),
 #        in a user's program from wherever the user keeps it. It reads the name through the code object of its
 #        own forward (no __file__, no os) and normalizes its softmax rows only inside a job directory.
-# operator: softmax_rows
 #        Caught today only by the static guard (private_attribute on __code__); the signal itself remains:
 #        jobfiles.load_candidate compiles the source under its real path, whose prefix is fixed.
+# operator: softmax_rows
 # expect: static_guard rule=private_attribute
 import torch
 import triton
