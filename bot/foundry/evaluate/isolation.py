@@ -158,7 +158,8 @@ class Child:
             if signals is not None:
                 signals.install()  # last: raises (and the child never runs) if the kernel refuses
 
-        argv = [sys.executable, "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)]
+        # -P: the cwd (a job directory the candidate may write) is never on the child's sys.path
+        argv = [sys.executable, "-P", "-m", module, str(jobdir) if jobdir else "-", str(result_w), str(control_r)]
         try:
             self.proc = sandbox.spawn(
                 lambda: subprocess.Popen(
