@@ -143,8 +143,32 @@ def test_transformed_trials_leave_out_inputs_outside_the_domain(tmp_path):
     ev = evaluator(tmp_path, LOG)
     x = torch.rand(4, 6) + 0.1
     notes = [note for note, _, _ in ev.transformed(ev.operator.build(True), [x])]
-    assert notes[0] == "inputs non-contiguous"  # log of a negative number is NaN: no flipped signs
+    assert "inputs non-contiguous" in notes  # log of a negative number is NaN: no flipped signs
     assert not any("flipped" in n for n in notes)
+    assert "ties: values on a grid" in notes  # log(0) is -inf: no zeros, but repeated values
+    assert not any("zero" in n or "inf" in n for n in notes)
+
+
+SOFTMAX = RELU_NONNEG.replace("torch.relu(x)", "torch.softmax(x, dim=-1)")
+
+
+def test_special_value_trials_hold_zeros_ties_a_constant_row_and_minus_inf(tmp_path):
+    ev = evaluator(tmp_path, SOFTMAX)
+    x = torch.randn(6, 8)
+    found = {note: inputs[0] for note, inputs, _ in ev.transformed(ev.operator.build(True), [x])}
+    special = found["special values: ties, exact zeros, a zero row, a constant row"]
+    assert bool((special[0] == 0).all()) and bool((special[1] == special[1, 0]).all()) and special[1, 0] != 0
+    assert int((special == 0).sum()) > 8  # zeros beyond the zero row
+    assert special[2:].unique().numel() < special[2:].numel()  # ties
+    masked = found["-inf entries"]
+    assert bool(torch.isinf(masked).any()) and bool(torch.isfinite(masked[..., 0]).all())
+    assert bool(torch.isfinite(torch.softmax(masked, dim=-1)).all())
+
+
+def test_minus_inf_entries_are_left_out_where_the_reference_output_is_not_finite(tmp_path):
+    ev = evaluator(tmp_path, RELU_NONNEG.replace("torch.relu(x)", "x * 2"))
+    notes = [note for note, _, _ in ev.transformed(ev.operator.build(True), [torch.randn(6, 8)])]
+    assert notes[0].startswith("special values") and "-inf entries" not in notes
 
 
 def test_unusable_reference_outputs():

@@ -602,12 +602,13 @@ class CandidateEvaluator:
             self.library_ops = self.allowed_ops - strict  # reported as library work
 
     def transformed(self, model: nn.Module, inputs: list[Any]) -> list[tuple[str, list[Any], Any]]:
-        """Trials whose floating-point inputs are moved within the operator's domain: signs flipped at random
-        (and laid out non-contiguously), scaled by 1e3 and by 1e-3, offset. A kernel right only for one input
-        distribution or one layout (a copy passing for ReLU on non-negative inputs, an exp that overflows at
-        scale, a kernel that assumes contiguous rows) fails one. Each group's first form the reference accepts
-        is used (finite outputs, not one value everywhere: correctness.unusable): (note, inputs, reference
-        outputs)."""
+        """Trials whose floating-point inputs are moved within the operator's domain: special values (ties, exact
+        zeros, a zero row, a constant row; -inf entries), signs flipped at random (and laid out
+        non-contiguously), scaled by 1e3 and by 1e-3, offset. A kernel right only for one input distribution or
+        one layout (a copy passing for ReLU on non-negative inputs, an exp that overflows at scale, a kernel that
+        assumes contiguous rows, a branch on x == 0, another tie-break, -inf read as 0) fails one. Each group's
+        first form the reference accepts is used (finite outputs, not one value everywhere:
+        correctness.unusable): (note, inputs, reference outputs)."""
         floats = [isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 0 for x in inputs]
         if not any(floats):
             return []
@@ -623,7 +624,40 @@ class CandidateEvaluator:
             signs = torch.randint(0, 2, x.shape, device=x.device).to(x.dtype) * 2 - 1  # ReLU would give zeros
             return x * signs
 
+        def gridded(x: torch.Tensor) -> torch.Tensor:  # values on a grid of a quarter of the mean magnitude:
+            spread = float(x.detach().abs().double().mean())  # repeated values (ties), some exact zeros
+            step = spread / 4 if spread > 0 else 1.0
+            return torch.round(x / step) * step
+
+        def zeroed(x: torch.Tensor) -> torch.Tensor:  # 10% of the elements exactly 0, and the first row
+            y = x.clone()
+            y[torch.rand(y.shape, device=y.device) < 0.1] = 0
+            if y.dim() >= 2:
+                y.reshape(-1, y.shape[-1])[0] = 0  # a view: clone() is contiguous
+            return y
+
+        def special(x: torch.Tensor) -> torch.Tensor:  # the above, and one row of a single value
+            y = zeroed(gridded(x))
+            rows = y.reshape(-1, y.shape[-1]) if y.dim() >= 2 else None
+            if rows is not None and rows.shape[0] > 1:
+                rows[1] = rows[1, 0] if bool(rows[1, 0] != 0) else 1.0
+            return y
+
+        def minus_inf(x: torch.Tensor) -> torch.Tensor:  # masked positions (attention masks); the first
+            y = x.clone()  # column stays finite, so no row is all -inf
+            mask = torch.rand(y.shape, device=y.device) < 0.1
+            if y.dim() >= 1:
+                mask[..., 0] = False
+            y[mask] = float("-inf")
+            return y
+
         groups = [
+            [
+                ("special values: ties, exact zeros, a zero row, a constant row", lambda: each(special)),
+                ("exact zeros and a zero row", lambda: each(zeroed)),
+                ("ties: values on a grid", lambda: each(gridded)),
+            ],
+            [("-inf entries", lambda: each(minus_inf))],
             [
                 ("signs flipped, non-contiguous", lambda: each(lambda x: strided(flipped(x)))),
                 ("inputs non-contiguous", lambda: each(strided)),

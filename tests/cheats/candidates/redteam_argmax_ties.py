@@ -3,8 +3,6 @@
 #        integer-valued activations, ReLU zeros, saturated logits) get other indices than the reference.
 # operator: max_dim
 # expect: mismatch rule=exact
-# uncaught: trials are continuous random values (evaluator.prepare_job / transformed): ties never occur, so a
-#           tie-breaking rule that differs from the reference's is never exercised
 import torch
 import triton
 import triton.language as tl
