@@ -227,3 +227,19 @@ def test_a_dict_read_but_not_changed_keeps_its_fingerprint():
     config["BLOCK"] = 128
     config["extra"] = 1
     assert fingerprint(config) != before
+
+
+def test_edge_variants_have_batch_one_many_rows_and_padded_rows(tmp_path):
+    ev = evaluator(tmp_path, SOFTMAX)
+    x = torch.randn(6, 5)
+    variants = [v[0] for v in ev.edge_variants(ev.operator.build(True), [x])]
+    shapes = [tuple(v.shape) for v in variants]
+    assert (1, 5) in shapes and (601, 5) in shapes  # past a grid capped at 512 rows
+    padded = next(v for v in variants if not v.is_contiguous())
+    assert padded.shape == x.shape and padded.stride() == (10, 1) and torch.equal(padded, x)
+
+
+def test_edge_variants_stay_under_the_element_cap(tmp_path):
+    ev = evaluator(tmp_path, SOFTMAX)
+    shapes = [tuple(v[0].shape) for v in ev.edge_variants(ev.operator.build(True), [torch.randn(4, 512)])]
+    assert (1, 512) in shapes and not any(s[0] > 4 for s in shapes)  # 601 x 512 is past EDGE_ELEMENTS

@@ -67,6 +67,10 @@ NOT_MEASURED = "not measured: no CUDA device (candidates ran under the Triton in
 LARGE = 1e3
 SMALL = 1e-3
 OFFSET = 3.0
+# Edge variants (CandidateEvaluator.edge_variants): a batch past EDGE_ROWS rows, while its inputs stay under
+# EDGE_ELEMENTS elements on the interpreter (64 times that on a GPU).
+EDGE_ROWS = 600
+EDGE_ELEMENTS = 1 << 17
 
 
 @dataclass
@@ -535,7 +539,7 @@ class CandidateEvaluator:
             if not variants:
                 torch.manual_seed(secrets.randbits(62))
                 variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
-            for variant in variants:
+            for variant in variants + self.edge_variants(model, self.generated(lambda: op.inputs(self.small))):
                 add(variant)
             torch.manual_seed(secrets.randbits(62))
             transformed_at = len(refs)
@@ -767,6 +771,46 @@ class CandidateEvaluator:
                         usable.append(inner)
                         break
         return usable
+
+    def edge_variants(self, model: nn.Module, inputs: list[Any]) -> list[list[Any]]:
+        """Shapes and layouts that use has and declared shapes rarely do, where the reference accepts them: a
+        batch of one (a fast path for one row), more than EDGE_ROWS rows (a grid capped without a loop over
+        the rest; only while the elements stay under EDGE_ELEMENTS), and rows padded in a wider buffer
+        (a slice x[..., :d]: unit inner stride, row stride above d)."""
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        if not tensors:
+            return []
+        found: list[list[Any]] = []
+        batch = tensors[0].shape[0] if tensors[0].dim() >= 1 else 0
+        if batch > 1 and all(t.dim() >= 1 and t.shape[0] == batch for t in tensors):
+            found.append([x[:1].clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+            first = tensors[0]
+            per = first.numel() // (batch * first.shape[-1]) if first.numel() else 0  # rows per batch element
+            if per:
+                size = max(batch, -(-EDGE_ROWS // per)) | 1
+                cap = EDGE_ELEMENTS if self.small else 64 * EDGE_ELEMENTS
+                if batch * per <= EDGE_ROWS and sum(t.numel() // batch * size for t in tensors) <= cap:
+                    pick = torch.randint(0, batch, (size,), device=first.device)
+                    found.append([x[pick] if isinstance(x, torch.Tensor) else x for x in inputs])
+
+        def padded(x: Any) -> Any:
+            if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2 and x.numel() > 0):
+                return x
+            return torch.cat([x, x.flip(-1)], dim=-1)[..., : x.shape[-1]]
+
+        wide = [padded(x) for x in inputs]
+        if any(w is not x for w, x in zip(wide, inputs, strict=True)):
+            found.append(wide)
+
+        def accepted(variant: list[Any]) -> bool:
+            try:
+                with torch.no_grad():
+                    model(*to_device([x.clone() if isinstance(x, torch.Tensor) else x for x in variant], self.device))
+            except Exception:  # the reference itself does not accept this shape: not a variant
+                return False
+            return True
+
+        return [variant for variant in found if accepted(variant)]
 
     def run_isolated(
         self, candidate: Candidate, warnings: list[Diagnosis], started: float, alone: bool = False
@@ -1028,8 +1072,21 @@ class CandidateEvaluator:
         """A worker's outputs file, per call a list of tensors (or None where the outputs were not plain
         tensors). On a GPU the file is mapped, and each call's outputs go onto the device when they are
         judged (onto_device): with several candidates judged at once, all their calls' outputs at full
-        size would not fit beside the workers. On the CPU they are copied out of the file as it is read."""
-        return jobfiles.load(path, "cpu", mapped=self.is_cuda)
+        size would not fit beside the workers. On the CPU they are copied out of the file as it is read.
+        The file is the candidate's to change (it ran beside it): read without following a link, only a regular
+        file of bounded size, weights_only (a pickle never runs here). A file refused, or not a list of calls'
+        outputs, is no outputs at all: the call plan (or the check after timing) rejects the candidate."""
+        try:
+            outputs = jobfiles.load_untrusted(path, "cpu", mapped=self.is_cuda)
+        except Exception as exc:  # noqa: BLE001 - whatever the candidate left there, it is not outputs
+            log.warning("refused the worker's %s: %s: %s", path.name, type(exc).__name__, str(exc)[:300])
+            return []
+        if not isinstance(outputs, list) or not all(
+            o is None or (isinstance(o, list) and all(isinstance(t, torch.Tensor) for t in o)) for o in outputs
+        ):
+            log.warning("refused the worker's %s: not a list of calls' outputs", path.name)
+            return []
+        return outputs
 
     def onto_device(
         self, out: list[torch.Tensor] | None, shared: list[torch.Tensor] | None = None
@@ -1258,24 +1315,35 @@ class CandidateEvaluator:
     def compile_statically(
         self, jobdir: Path, source: str, signatures: dict[str, Any]
     ) -> tuple[list[KernelFacts], Diagnosis | None, list[Diagnosis]]:
-        """Compile the launched kernels for sm_90 in another isolated child (no interpreter there)."""
+        """Compile the launched kernels for sm_90 in another isolated child (no interpreter there). After the
+        worker ran, its job directory is the candidate's: a candidate that changed the evaluator's files there
+        is rejected (job_dir_changed), and the compile runs in a fresh directory the evaluator makes and
+        writes itself (O_EXCL|O_NOFOLLOW), removed afterwards; nothing of the job directory is read or run."""
         from foundry.evaluate.isolation import Child
         from foundry.evaluate.static_compile import MAX_SHARED_BYTES
 
+        changed = job_dir_changed(jobdir, source)
+        if changed is not None:
+            return [], changed, []
         raw = json.dumps(signatures)
-        (jobdir / "signatures.json").write_text(raw)
-        (jobdir / "candidate.py").write_text(source)  # again: the candidate's own run could have changed it
-        env = {k: v for k, v in self.env.items() if k != "TRITON_INTERPRET"}
-        child = Child(
-            jobdir,
-            timeout_s=self.timeout_s,
-            memory_mb=self.config.memory_mb,
-            env=env,
-            module="foundry.evaluate.static_compile",
-            digest=jobfiles.digest(source.encode(), raw.encode()),
-        )
-        message = child.wait_message("compile")
-        outcome = child.finish()
+        compile_dir = Path(tempfile.mkdtemp(prefix="foundry-compile-", dir=jobdir.parent))  # 0700, a new name
+        try:
+            jobfiles.write_new(compile_dir, "candidate.py", source.encode())
+            jobfiles.write_new(compile_dir, "signatures.json", raw.encode())
+            env = {k: v for k, v in self.env.items() if k != "TRITON_INTERPRET"}
+            child = Child(
+                compile_dir,
+                timeout_s=self.timeout_s,
+                memory_mb=self.config.memory_mb,
+                env=env,
+                module="foundry.evaluate.static_compile",
+                digest=jobfiles.digest(source.encode(), raw.encode()),
+            )
+            message = child.wait_message("compile")
+            outcome = child.finish()
+        finally:
+            if not self.config.keep_jobs:
+                shutil.rmtree(compile_dir, ignore_errors=True)
         if message is None or message.get("error"):
             diag = self.child_failure(message, outcome)
             return [], diag.model_copy(update={"stage": Stage.COMPILE}), []
@@ -1492,6 +1560,47 @@ class CandidateEvaluator:
             timing=timing,
             wall_s=round(time.monotonic() - started, 3),
         )
+
+
+# What a job directory holds once its worker ran: the evaluator's files, the worker's outputs, the candidate's
+# temporary files and Triton cache (landlock.confine), the trials file while it is written (jobfiles.write_trials).
+JOB_ENTRIES = frozenset(
+    {"candidate.py", "job.json", "job.pt", jobfiles.TRIALS, "outputs.pt", "outputs_after_timing.pt"}
+    | {"tmp", "triton-cache"}
+)
+
+
+def job_dir_changed(jobdir: Path, source: str) -> Diagnosis | None:
+    """A rejection where the candidate's process changed its job directory beyond its temporary files and cache:
+    a link or other non-regular file among the evaluator's files (a link there is a write or read the evaluator
+    would make elsewhere), candidate.py no longer the source that was evaluated, or a new entry (a package
+    planted for a later `python -m` to import, a file for a later stage to trust). Read with lstat and
+    O_NOFOLLOW only: nothing in the directory is followed."""
+    found: list[str] = []
+    try:
+        with os.scandir(jobdir) as entries:
+            for entry in entries:
+                name = entry.name
+                if name not in JOB_ENTRIES and not name.startswith(f".{jobfiles.TRIALS}."):
+                    found.append(f"new entry {name!r}")
+                elif name in ("tmp", "triton-cache"):
+                    if not entry.is_dir(follow_symlinks=False):
+                        found.append(f"{name} is not a directory")
+                elif not entry.is_file(follow_symlinks=False):
+                    found.append(f"{name} is a link or not a regular file")
+        if jobfiles.read_untrusted(jobdir / "candidate.py") != source.encode():
+            found.append("candidate.py is not the evaluated source")
+    except (OSError, jobfiles.UntrustedFile) as exc:
+        found.append(f"{type(exc).__name__}: {exc}")
+    if not found:
+        return None
+    return Diagnosis(
+        stage=Stage.RUNTIME_GUARD,
+        kind=FailureKind.RUNTIME_GUARD,
+        rule="job_dir_changed",
+        message="the candidate's process changed the evaluator's job directory (it may write only beneath tmp/ "
+        "and its Triton cache): " + "; ".join(sorted(set(found))[:6]),
+    )
 
 
 def geometric_mean(values: list[float]) -> float | None:

@@ -3,8 +3,6 @@
 #        2n+1: with a declared batch above 2 it never calls the layer on one row.
 # operator: linear_small
 # expect: mismatch
-# uncaught: evaluator.auto_variants / the operator's variants never include batch 1 (nor other edge sizes:
-#           1, a prime, a multiple of the block); a branch on the batch size outside those shapes is unchecked
 import torch
 import triton
 import triton.language as tl

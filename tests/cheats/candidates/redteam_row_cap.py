@@ -4,8 +4,6 @@
 #        batch of 600 rows leaves 88 rows of garbage.
 # operator: softmax_rows
 # expect: incomplete_output rule=coverage
-# uncaught: evaluator.auto_variants grow a shape to 2n+1 at most and operators declare few variants; no trial
-#           is much larger than the declared shape, so a size bound above 2n+1 is never crossed
 import torch
 import triton
 import triton.language as tl
