@@ -18,6 +18,7 @@ import hashlib
 import linecache
 import os
 import secrets
+import stat
 import sys
 import types
 from pathlib import Path
@@ -45,6 +46,71 @@ def load(path: Path, device: str = "cpu", *, mapped: bool | None = None) -> Any:
     return torch.load(path, weights_only=True, mmap=mapped, map_location=device)
 
 
+MAX_TEXT_BYTES = 16 * 2**20  # a job's text file (source, settings, signatures) larger than this is not one
+MAX_OUTPUT_BYTES = 64 * 2**30  # a worker's outputs file: above any output a trial of an H100/H200 holds
+
+
+class UntrustedFile(Exception):
+    """A file of a job directory that the evaluator refuses to read: a link, not a regular file, too large."""
+
+
+def open_untrusted(path: Path, limit: int) -> int:
+    """A file descriptor of `path`, read-only, never through a link (O_NOFOLLOW on the last component; the job
+    directory itself is the evaluator's), of a regular file of at most `limit` bytes. After a candidate ran,
+    everything in its job directory is the candidate's: a link there could point at any file of the user's."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:  # ELOOP: a link; ENOENT: not there
+        raise UntrustedFile(f"{path.name}: {exc.strerror}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UntrustedFile(f"{path.name} is not a regular file")
+        if st.st_size > limit:
+            raise UntrustedFile(f"{path.name} holds {st.st_size} bytes, more than {limit}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_untrusted(path: Path, limit: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of a regular file of a job directory (open_untrusted), never more than `limit`."""
+    fd = open_untrusted(path, limit)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise UntrustedFile(f"{path.name} grew past {limit} bytes while read")
+    return data
+
+
+def load_untrusted(
+    path: Path, device: str = "cpu", *, mapped: bool | None = None, limit: int = MAX_OUTPUT_BYTES
+) -> Any:
+    """load() of a file the candidate's process could have written: opened by open_untrusted (no link, a regular
+    file, bounded size) and read weights_only (a pickle that names any callable outside torch's allowlist is
+    refused, never run). A mapped load maps the opened file (through /proc/self/fd), not the path again."""
+    if mapped is None:
+        mapped = device.startswith("cuda")
+    fd = open_untrusted(path, limit)
+    try:
+        if mapped:
+            return torch.load(f"/proc/self/fd/{fd}", weights_only=True, mmap=True, map_location=device)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return torch.load(f, weights_only=True, map_location=device)
+    finally:
+        os.close(fd)
+
+
+def write_new(directory: Path, name: str, data: bytes) -> None:
+    """Creates directory/name with data: O_EXCL|O_NOFOLLOW, so never through a link nor over a file that is
+    already there (the evaluator writes only into directories it just made)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(directory / name, flags, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
 def no_verdict(rule: str, message: str) -> dict[str, Any]:
     """A failure of the evaluation itself, as a child reports failures (worker.classify's fields): no verdict
     on the candidate's code."""
@@ -69,7 +135,10 @@ def digest(*blobs: bytes) -> str:
 
 def read_checked(jobdir: Path, names: tuple[str, ...], expected: str) -> list[bytes]:
     """The files' bytes, read once; JobChanged unless they match `expected` (no check when it is empty)."""
-    blobs = [(jobdir / name).read_bytes() for name in names]
+    try:
+        blobs = [read_untrusted(jobdir / name) for name in names]
+    except UntrustedFile as exc:
+        raise JobChanged(f"{exc} in {jobdir.name}") from exc
     if expected and digest(*blobs) != expected:
         raise JobChanged(f"{', '.join(names)} in {jobdir.name} changed after the evaluator wrote them")
     return blobs

@@ -6,10 +6,8 @@
 #        registers, no spills: "compiles for sm_90" and the cost model's inputs are forged; a kernel that does
 #        not compile for the GPU at all would pass as well). Verified today with the forged facts in the verdict.
 # operator: softmax_rows
-# expect: runtime_error rule=raised
+# expect: runtime_guard rule=job_dir_changed|raised
 # config: static_guard=false static_compile=true
-# uncaught: isolation.Child starts `python -m MODULE` with cwd=jobdir (writable by the candidate) and without
-#           -P/-I: evaluator.compile_statically runs code the candidate planted in its job directory
 import os
 
 import torch

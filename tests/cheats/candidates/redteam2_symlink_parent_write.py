@@ -6,10 +6,8 @@
 #        text (the candidate's own source, so: code). Here the target is the harmless
 #        ../foundry-redteam2-escape.py (the directory that holds every job); the evaluator creates it.
 # operator: softmax_rows
-# expect: runtime_error rule=raised
+# expect: runtime_guard rule=job_dir_changed|raised
 # config: static_guard=false static_compile=true
-# uncaught: evaluator.compile_statically writes jobdir/candidate.py and signatures.json with Path.write_text,
-#           following links the candidate left in its job directory (no O_NOFOLLOW, no fresh directory)
 import os
 
 import torch
