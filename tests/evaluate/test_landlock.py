@@ -1,5 +1,6 @@
 """The candidate's file and network sandbox (evaluate/landlock.py): a confined process writes only beneath its
-job directory (and Triton's cache), opens no TCP connection, cannot open its parent's memory, and still reads.
+job directory (and Triton's cache), reads only what its allowlist names, opens no TCP connection and cannot open
+its parent's memory.
 Skipped where the kernel has no Landlock."""
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ try:
     print("connected")
 except PermissionError:
     print("tcp denied")
-print("read", (outside / "existing.txt").read_text())
+try:  # reads are an allowlist too: a directory of the runner's is not on it
+    print("read", (outside / "existing.txt").read_text())
+except PermissionError:
+    print("read denied")
 try:  # the parent's memory, which a process of the same user (or root) may otherwise read and write
     open(f"/proc/{os.getppid()}/mem", "r+b").close()
     print("parent memory opened")
@@ -71,7 +75,13 @@ def test_a_confined_process_writes_only_in_its_job_directory(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert lines[0] == f"tmp {job / 'tmp'}/" + lines[0].rsplit("/", 1)[1]  # temporary files in the job dir
-    assert lines[1:] == ["denied escape.txt", "denied existing.txt", "tcp denied", "read kept", "parent memory denied"]
+    assert lines[1:] == [
+        "denied escape.txt",
+        "denied existing.txt",
+        "tcp denied",
+        "read denied",
+        "parent memory denied",
+    ]
     assert (job / "inside.txt").read_text() == "ok"
     assert not (outside / "escape.txt").exists() and (outside / "existing.txt").read_text() == "kept"
 

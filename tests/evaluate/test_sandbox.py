@@ -186,7 +186,7 @@ def test_the_sandbox_is_named_as_the_run_had_it(monkeypatch):
     monkeypatch.setenv(sandbox.ENV, "none")
     assert isolation.describe(env) == (
         f"sandbox: no namespaces + seccomp (signals, ptrace, sockets, metadata) + Landlock ABI {landlock.abi()}"
-        " (writes) + no capabilities"
+        " (writes, reads) + no capabilities"
     )
     assert "Landlock" not in isolation.describe({})
     if sandbox.namespaces() != "none":

@@ -81,7 +81,7 @@ def describe(env: dict[str, str]) -> str:
     if seccomp.available() and signal_filter() is not None:
         layers.append("seccomp (signals, ptrace, sockets, metadata)")
     if env.get(landlock.ENV) == "1":
-        layers.append(f"Landlock ABI {landlock.abi()} (writes)")
+        layers.append(f"Landlock ABI {landlock.abi()} (writes, reads)")
     layers.append("no capabilities")
     return "sandbox: " + " + ".join(layers)
 

@@ -4,8 +4,12 @@ socket outside. Without it a candidate runs with every file of the user writable
 outputs in /dev/shm between that worker's write and the evaluator's read, rewrite the bot's own source or the
 checkout a later run uses, or send what it can read over the network. Landlock also keeps a confined process
 from tracing or opening the memory of processes outside its domain (/proc/PID/mem of the evaluator, which runs
-as the same user; seccomp denies ptrace but not that open). Reading files stays open (Python, torch and Triton
-read all over the file system). `confine` then seals the process with seccomp's second stage (no socket of any
+as the same user; seccomp denies ptrace but not that open). Reads are an allowlist too (`readable`): the Python
+installation, the directories of the packages already imported (torch, triton, nvidia, foundry's own package),
+the system's libraries and programs (/usr, /lib*, /bin, /sbin, /opt), a few named files of /etc, /proc, /sys,
+the device files of /dev (not /dev/shm, where sibling jobs live) and the job directory; the checkout of the
+user's repository (its .git/config holds the CI token), $HOME and the runner's work directories are not
+readable. `confine` then seals the process with seccomp's second stage (no socket of any
 family, no metadata changes), which Landlock does not cover.
 
 Landlock is unprivileged and applies to the calling thread and what it starts afterwards: the worker calls
@@ -32,7 +36,10 @@ from foundry.evaluate import seccomp
 # <linux/landlock.h>
 CREATE_RULESET_VERSION = 1 << 0
 RULE_PATH_BENEATH = 1
+EXECUTE = 1 << 0
 WRITE_FILE = 1 << 1
+READ_FILE = 1 << 2
+READ_DIR = 1 << 3
 REMOVE_DIR = 1 << 4
 REMOVE_FILE = 1 << 5
 MAKE_CHAR = 1 << 6
@@ -52,6 +59,36 @@ SYSCALLS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}  # create_rul
 PR_SET_NO_NEW_PRIVS = 38
 ENV = "FOUNDRY_SANDBOX_FILES"  # "1": the worker confines itself (the evaluator sets it)
 DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full")  # written to by libraries; nothing is kept there
+READS = EXECUTE | READ_FILE | READ_DIR
+# Read (and executed) beneath, where they exist: system libraries and programs (the compilers Triton's driver
+# build and ptxas need), the kernel's views (/proc: other processes' memory and environ stay closed, Landlock
+# denies ptrace-class access outside the domain), named configuration files of /etc (not /etc/shadow).
+SYSTEM_READABLE = (
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/alternatives",
+    "/etc/os-release",
+    "/etc/mime.types",
+)
+# /dev entries readable (the GPU's among them); not /dev/shm, where sibling jobs live
+READABLE_DEVICES = ("null", "zero", "full", "random", "urandom", "nvidia*", "nvidia-caps", "dri")
+ENVIRONMENT_DIRS = ("CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_LIBDEVICE_PATH")
 
 
 class RulesetAttr(ctypes.Structure):
@@ -98,16 +135,61 @@ def writes(version: int) -> int:
     return rights
 
 
-def restrict(writable: list[Path], device_files: tuple[str, ...] = DEVICE_FILES) -> int:
+def _package_dirs() -> set[str]:
+    """The top-level package directories of every module imported so far (torch, triton, nvidia, foundry ...),
+    or the file alone of a top-level single-file module."""
+    dirs = set()
+    for name, module in list(sys.modules.items()):
+        location = getattr(module, "__file__", None)
+        if not isinstance(location, str) or not os.path.isabs(location):
+            continue
+        path = Path(location).resolve()
+        depth = name.count(".") + (1 if path.name == "__init__.py" else 0)
+        if depth == 0 or name == "__main__":
+            dirs.add(str(path))
+            continue
+        top = path.parent
+        for _ in range(depth - 1):
+            top = top.parent
+        dirs.add(str(top))
+    return dirs
+
+
+def readable(writable: list[Path]) -> list[str]:
+    """Where a confined process may read (and execute): see the module's docstring. The entries of sys.path
+    are granted only where they are beneath a Python prefix or a site-packages directory; an editable
+    install's source directory is granted as its imported packages, not as the checkout around them."""
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths = {str(Path(prefix).resolve()) for prefix in prefixes}
+    for entry in sys.path:
+        if entry and os.path.isdir(entry) and Path(entry).name in ("site-packages", "dist-packages"):
+            paths.add(str(Path(entry).resolve()))
+    paths |= _package_dirs()
+    paths |= {str(Path(path).resolve()) for path in SYSTEM_READABLE}
+    for name in ENVIRONMENT_DIRS:
+        if os.environ.get(name):
+            paths.add(str(Path(os.environ[name]).resolve()))
+    for pattern in READABLE_DEVICES:
+        paths |= set(glob.glob(f"/dev/{pattern}"))
+    paths |= {str(path) for path in writable}
+    kept: list[str] = []
+    for path in sorted(path for path in paths if os.path.exists(path)):
+        if not kept or not path.startswith(kept[-1].rstrip("/") + "/"):  # beneath a kept one: one rule fewer
+            kept.append(path)
+    return kept
+
+
+def restrict(writable: list[Path], device_files: tuple[str, ...] = DEVICE_FILES, reads: bool = True) -> int:
     """Confine this thread (and what it starts): writes only beneath `writable` (directories, which must
-    exist) and to `device_files`, no TCP, no abstract Unix sockets or signals outside. Returns the ABI it
-    applied; raises OSError where the kernel refuses."""
+    exist) and to `device_files`, reads (with `reads`) only beneath `readable(writable)`, no TCP, no
+    abstract Unix sockets or signals outside. Returns the ABI it applied; raises OSError where the kernel
+    refuses."""
     libc = _libc()
     version = abi()
     if libc is None or version < 1:
         raise OSError("Landlock is not available on this system")
     create, add_rule, restrict_self = SYSCALLS[platform.machine()]
-    handled = writes(version)
+    handled = writes(version) | (READS if reads else 0)
     attr = RulesetAttr(handled, 0, 0)
     size = 8
     if version >= 4:
@@ -121,10 +203,15 @@ def restrict(writable: list[Path], device_files: tuple[str, ...] = DEVICE_FILES)
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
         rules = [(str(path), handled, os.O_PATH | os.O_DIRECTORY) for path in writable]
-        file_rights = handled & (WRITE_FILE | TRUNCATE)
+        file_rights = handled & (WRITE_FILE | TRUNCATE | READ_FILE)
         for path in device_files:
             if os.path.exists(path):
                 rules.append((path, file_rights, os.O_PATH | (os.O_DIRECTORY if os.path.isdir(path) else 0)))
+        if reads:
+            for path in readable(writable):
+                directory = os.path.isdir(path)
+                rights = READS if directory else EXECUTE | READ_FILE  # Landlock refuses directory rights on a file
+                rules.append((path, rights, os.O_PATH | (os.O_DIRECTORY if directory else 0)))
         for path, rights, flags in rules:
             fd = os.open(path, flags | os.O_CLOEXEC)
             try:

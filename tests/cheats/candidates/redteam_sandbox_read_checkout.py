@@ -7,9 +7,6 @@
 # operator: softmax_rows
 # expect: runtime_error rule=raised
 # config: static_guard=false
-# uncaught: sandbox.BWRAP_OPTIONS bind / read-write-able and landlock.py restricts writes only; reads of the
-#           repository checkout (.git/config), of the runner's files and of $HOME stores not in HIDDEN_DIRS /
-#           HIDDEN_FILES (.cargo, .m2, .claude, .npm, …) are allowed
 import os
 
 import foundry
