@@ -206,6 +206,29 @@ def test_the_last_trial_runs_with_parameters_changed_in_place(tmp_path):
     assert torch.equal(before["linear.weight"], moved["linear.weight"])
 
 
+def test_the_reweighted_call_draws_parameters_outside_the_init_range_and_is_judged_on_its_own_outputs(tmp_path):
+    ev = evaluator(tmp_path, (OPERATORS / "linear_small.py").read_text())
+    prepared = ev.prepare()
+    before, moved = prepared.payload["state"], prepared.sent["reweighted"]
+    ratio = moved["linear.weight"].abs().mean() / before["linear.weight"].abs().mean()
+    assert 5 < float(ratio) < 20  # x10 (every other parameter x0.01), beyond perturbation
+    assert bool((torch.sign(moved["linear.weight"]) != torch.sign(before["linear.weight"])).any())
+    assert len(prepared.refs) - 1 in prepared.tolerances
+
+
+def test_redraw_scales_and_flips_parameters_but_not_buffers():
+    from foundry.evaluate.evaluator import redraw_
+
+    model = torch.nn.BatchNorm1d(64)
+    model.weight.data.fill_(1.0)
+    model.bias.data.fill_(1.0)
+    redraw_(model, torch.Generator().manual_seed(0))
+    assert torch.equal(model.weight.abs(), torch.full((64,), 10.0))
+    assert torch.allclose(model.bias.abs(), torch.full((64,), 0.01))
+    assert bool((model.weight < 0).any()) and bool((model.weight > 0).any())
+    assert torch.equal(model.running_var, torch.ones(64))
+
+
 def test_an_operator_with_parameters_gets_a_non_square_variant(tmp_path):
     ev = evaluator(tmp_path, (OPERATORS / "shuffle_scale.py").read_text())
     model = ev.operator.build(True)

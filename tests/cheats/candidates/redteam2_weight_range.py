@@ -4,9 +4,7 @@
 #        "range-limited" kernel): exact under the check, wrong as soon as the weights are trained, loaded from a
 #        checkpoint or moved by an optimizer step with a real learning rate.
 # operator: linear_small
-# expect: mismatch rule=tolerance
-# uncaught: evaluator.perturb_ (and CandidateEvaluator.reweighted) only scale the reference's init by 1 + 0.1·noise:
-#           parameter magnitudes never leave the init distribution, so a kernel may depend on their range
+# expect: state_dependent rule=state:reweighted
 import torch
 import triton
 import triton.language as tl
