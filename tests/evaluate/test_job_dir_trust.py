@@ -66,6 +66,16 @@ def test_untouched_job_dir_is_accepted_and_its_outputs_load(tmp_path: Path):
     assert torch.equal(out[0], torch.ones(2))
 
 
+def test_mapped_load_maps_the_opened_file(tmp_path: Path):
+    jobdir = job_dir(tmp_path)
+    (out,) = jobfiles.load_untrusted(jobdir / "outputs.pt", mapped=True)
+    assert torch.equal(out[0], torch.ones(2))
+    (jobdir / "outputs.pt").unlink()
+    (jobdir / "outputs.pt").symlink_to(tmp_path / "elsewhere.pt")
+    with pytest.raises(jobfiles.UntrustedFile):
+        jobfiles.load_untrusted(jobdir / "outputs.pt", mapped=True)
+
+
 def test_symlinked_outputs_are_neither_followed_nor_loaded(tmp_path: Path):
     jobdir = job_dir(tmp_path)
     elsewhere = tmp_path / "forged.pt"
