@@ -4,7 +4,8 @@
   runs in new user, pid, mount, network, IPC and UTS namespaces with a fresh /proc, so no other process of the
   machine is visible to it (no /proc/<pid>/environ of the evaluator or the runner's shell to read), it has no
   network interface but a down loopback, and when the namespace's first process dies everything in it dies.
-  The file system is the host's (Landlock confines writes) but for the usual credential stores in the
+  The file system is the host's, bound whole (Landlock confines writes and, by an allowlist, reads: the
+  checkout, $HOME and the runner's directories are unreadable in both modes) but for the usual credential stores in the
   evaluator's home (~/.ssh, ~/.aws, ~/.config, ~/.netrc, ~/.git-credentials ...), which it sees empty; /dev is
   bound with its devices (the GPU's /dev/nvidia*, /dev/shm), /sys as it is, and /proc/driver/nvidia is part of
   every /proc. Elsewhere (no bwrap,
