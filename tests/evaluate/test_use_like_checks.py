@@ -266,3 +266,24 @@ def test_edge_variants_stay_under_the_element_cap(tmp_path):
     ev = evaluator(tmp_path, SOFTMAX)
     shapes = [tuple(v[0].shape) for v in ev.edge_variants(ev.operator.build(True), [torch.randn(4, 512)])]
     assert (1, 512) in shapes and not any(s[0] > 4 for s in shapes)  # 601 x 512 is past EDGE_ELEMENTS
+
+
+# -- calls as modules are used: train mode, inputs that require grad -----------------------------------
+
+
+def test_use_modes_allow_train_mode_and_grad_inputs_only_where_the_reference_ignores_them(tmp_path):
+    ev = evaluator(tmp_path, SOFTMAX)
+    x = torch.randn(4, 6)
+    model = ev.operator.build(True).eval()
+    assert ev.use_modes(model, [x], [torch.softmax(x, -1)]) == {"train": True, "requires_grad": True}
+    dropout = evaluator(tmp_path, RELU_NONNEG.replace("torch.relu(x)", "nn.functional.dropout(x, 0.5, self.training)"))
+    model = dropout.operator.build(True).eval()
+    assert dropout.use_modes(model, [x], [x]) == {"train": False, "requires_grad": True}
+    in_place = evaluator(tmp_path, RELU_NONNEG.replace("torch.relu(x)", "x.relu_()"))  # a leaf that requires grad
+    model = in_place.operator.build(True).eval()
+    assert in_place.use_modes(model, [x], [x.relu()]) == {"train": True, "requires_grad": False}
+
+
+def test_prepared_jobs_carry_the_modes(tmp_path):
+    prepared = evaluator(tmp_path, SOFTMAX).prepare()
+    assert prepared.modes == {"train": True, "requires_grad": True}

@@ -130,6 +130,7 @@ class Prepared:
     notes: list[str] = field(default_factory=list)  # per trial, how its inputs were made ("" for plain ones)
     tolerances: dict[int, list[Tolerance]] = field(default_factory=dict)  # trials judged with their own
     reweighted: bool = False  # the last trial runs after the parameters are changed in place
+    modes: dict[str, bool] = field(default_factory=dict)  # use_modes: train mode, inputs that require grad
 
     def held_bytes(self) -> int:
         refs = sum(t.numel() * t.element_size() for r in self.refs for t in r)
@@ -573,6 +574,7 @@ class CandidateEvaluator:
             prepared.sent = {"trials": hosted, "reweighted": reweights}
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
             prepared.reweighted = reweights is not None
+            prepared.modes = self.use_modes(model, to_device(first, self.device), refs[0])
             if shared is not None:
                 if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
                     prepared.first = [
@@ -728,6 +730,39 @@ class CandidateEvaluator:
             out = self.run_reference(moved, to_device(inputs, self.device))
         add(inputs, "parameters changed in place", out)
         return {k: v.detach().to("cpu") for k, v in moved.state_dict().items()}
+
+    def use_modes(self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]) -> dict[str, bool]:
+        """How the worker may call the candidate besides eval mode without grad, as modules are used: in train
+        mode ("train", where the reference's outputs do not change with the mode: no dropout, no batch
+        statistics), and on floating inputs that require grad ("requires_grad", where the reference accepts
+        them with the same outputs). Its calls on inputs at new addresses run so (worker.run)."""
+
+        def same(out: Any) -> bool:
+            got = [t.detach() for t in as_outputs(out)]
+            return len(got) == len(refs) and all(
+                g.shape == r.shape and g.dtype == r.dtype and torch.allclose(g, r, rtol=1e-5, atol=1e-6, equal_nan=True)
+                if r.is_floating_point()
+                else torch.equal(g, r)
+                for g, r in zip(got, refs, strict=True)
+            )
+
+        def tried(mode: str) -> bool:
+            copies = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            try:
+                if mode == "train":
+                    trained = copy.deepcopy(model).train()  # a copy: batch statistics would move the model's
+                    with torch.no_grad():
+                        return same(trained(*copies))
+                copies = [
+                    x.requires_grad_(True) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                    for x in copies
+                ]
+                with torch.enable_grad():
+                    return same(model(*copies))
+            except Exception:  # the reference refuses this mode
+                return False
+
+        return {"train": tried("train"), "requires_grad": tried("requires_grad")}
 
     def probe_once(self, refs: list[torch.Tensor], inputs: list[Any]) -> None:
         """The trivial-answer probes, on the first trial this evaluator prepares."""
@@ -886,6 +921,7 @@ class CandidateEvaluator:
                     "after_trials": self.after_trials,
                     "inputs": prepared.described,  # shapes, strides and dtypes only (the compile ahead's)
                     "reweighted": prepared.reweighted,
+                    "modes": prepared.modes,
                     "timing": {
                         "trials": self.config.timing_trials,
                         "warmup": self.config.timing_warmup,
@@ -1050,6 +1086,11 @@ class CandidateEvaluator:
             "fresh": "on new inputs after all other calls",
             "reweighted": "when the parameters were changed in place (a kernel kept values derived from them)",
         }
+        modes = (("train", "in train mode"), ("requires_grad", "on inputs that require grad"))
+        used = [what for mode, what in modes if prepared.modes.get(mode)]
+        if used:  # worker.run: those calls run as modules are used
+            for label in ("moved", "fresh"):
+                state_kinds[label] += f", {' and '.join(used)}"
         for c, (call, mapped, on_device) in enumerate(zip(calls, outputs, shared, strict=True)):
             out = self.onto_device(mapped, on_device)  # one call's outputs on the device at a time
             label, trial = call["label"], call["trial"]

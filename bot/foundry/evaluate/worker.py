@@ -315,8 +315,10 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     # used, the declared shape variants and transformed inputs, then trial 0 again, at new addresses, new
     # contents at new addresses after every other call (results must not depend on call count or on buffer
     # addresses), and last the parameters changed in place (results must follow the weights). Every other
-    # call runs with autograd enabled (exchange.grad_enabled).
+    # call runs with autograd enabled (exchange.grad_enabled); the calls at new addresses run in train mode
+    # and on inputs that require grad where the reference's outputs do not change so (evaluator.use_modes).
     restore: dict[str, Any] = {}
+    modes = job.get("modes") or {}
     for c, (label, trial) in enumerate(call_plan(default_trials, len(trials), reweights is not None)):
         if label == "reweighted":
             restore = set_state(model, reweights, torch)
@@ -333,7 +335,15 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         else:  # fresh
             inputs = [fresh_copy(x, torch) for x in data_trial(data, trial, device, torch)]
         buffers = call_buffers[c] if c < len(call_buffers) else None
-        if not guarded_call(label, trial, inputs, buffers, grad_enabled(c)):
+        in_use = label in ("moved", "fresh")  # as modules are used: train mode, inputs that require grad
+        if in_use and modes.get("requires_grad"):
+            inputs = [
+                x.requires_grad_(True) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs
+            ]
+        model.train(in_use and bool(modes.get("train")))
+        called = guarded_call(label, trial, inputs, buffers, grad_enabled(c))
+        model.eval()
+        if not called:
             return
         if c == 0:
             mark("first call")

@@ -2,9 +2,7 @@
 #        switches grad mode on and off, but its inputs are leaves without requires_grad); inside a model that
 #        trains, a layer's input is an activation that requires grad, and then the kernel drops the gate.
 # operator: elementwise_chain
-# expect: mismatch
-# uncaught: no trial passes inputs with requires_grad=True (evaluator.prepare_job / exchange.call_plan vary the
-#           grad mode only), so a branch on x.requires_grad is never taken under the checker
+# expect: state_dependent rule=state:moved
 import torch
 import triton
 import triton.language as tl

@@ -2,9 +2,7 @@
 #        training mode (nn.Module's default, and how it runs while a model trains) takes a "fast path" that
 #        drops the sigmoid gate. The operator has no dropout or norm: its output must not depend on the mode.
 # operator: elementwise_chain
-# expect: mismatch
-# uncaught: worker.py builds the candidate with .eval() and never calls it in training mode; nothing compares
-#           train-mode outputs
+# expect: state_dependent rule=state:moved
 import torch
 import triton
 import triton.language as tl
