@@ -287,3 +287,32 @@ def test_use_modes_allow_train_mode_and_grad_inputs_only_where_the_reference_ign
 def test_prepared_jobs_carry_the_modes(tmp_path):
     prepared = evaluator(tmp_path, SOFTMAX).prepare()
     assert prepared.modes == {"train": True, "requires_grad": True}
+
+
+def test_state_check_sees_method_defaults_and_rebound_scalars():
+    import types
+
+    from foundry.evaluate.worker import changed_containers, fingerprint, state_containers
+
+    module = types.ModuleType("cand")
+    exec(  # noqa: S102 (a candidate module of our own)
+        "from torch import nn\n"
+        "LIMIT = 3\n"
+        "class ModelNew(nn.Module):\n"
+        "    calls = 0\n"
+        "    def forward(self, x, seen=[0]):\n"
+        "        return x\n",
+        module.__dict__,
+    )
+    model = module.ModelNew()
+    model.steps = 0
+    before = {name: fingerprint(c) for name, c in state_containers(module, model, torch).items()}
+    assert changed_containers(before, state_containers(module, model, torch)) == []
+    model.train()  # the worker sets the mode: not state
+    assert changed_containers(before, state_containers(module, model, torch)) == []
+    module.ModelNew.forward.__defaults__[0][0] += 1
+    module.ModelNew.calls = module.ModelNew.calls + 1
+    model.steps = 1
+    module.LIMIT = 4
+    changed = changed_containers(before, state_containers(module, model, torch))
+    assert changed == ["module.LIMIT", "module.ModelNew.calls", "module.ModelNew.forward default 0", "steps"]

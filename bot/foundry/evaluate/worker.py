@@ -246,8 +246,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     named_state = dict(model.named_parameters()) | dict(model.named_buffers())
     state = state_tensors(module, model, torch)
     state_before = {name: t.detach().clone() for name, t in state.items()}
-    containers = state_containers(module, model, torch)
-    containers_before = {name: fingerprint(c) for name, c in containers.items()}
+    containers_before = {name: fingerprint(c) for name, c in state_containers(module, model, torch).items()}
     mark("candidate built")
     trials = [data_trial(data, i, device, torch) for i in range(len(data["trials"]))]
     mark("trials staged")
@@ -297,7 +296,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
                 for name, t in state.items()
                 if t.shape != state_before[name].shape or not same_values(t, state_before[name], torch)
             ]
-            + [name for name, c in containers.items() if fingerprint(c) != containers_before[name]],
+            + changed_containers(containers_before, state_containers(module, model, torch)),
             "violations": recorder.violations[violations_before:],
             "foreign_streams": recorder.foreign[foreign_before:],
             "clobbered_previous": any(not same_values(t, copy, torch) for t, copy in previous),
@@ -593,31 +592,58 @@ def source_trial(data: dict[str, Any], index: int, device: str, torch: Any) -> l
 CONTAINERS = (list, dict, set)
 
 
+SCALARS = (bool, int, float, complex, str, bytes)
+
+
 def state_containers(module: Any, model: Any, torch: Any) -> dict[str, Any]:
-    """Mutable containers the candidate could keep state in: module-level ones, class attributes of its
-    classes, function defaults, and non-tensor attributes of its modules."""
+    """What the candidate could keep state in besides tensors, read anew at each call (a rebound scalar is a
+    new object): mutable containers and scalars at module level, as attributes of its classes, of its
+    functions and methods and of its modules (but `training`, which the worker sets), and their defaults."""
     found: dict[str, Any] = {}
+
+    def held(name: str, value: Any) -> None:
+        if isinstance(value, CONTAINERS + SCALARS):
+            found[name] = value
+
+    def function(name: str, fn: Any) -> None:
+        fn = getattr(fn, "__func__", fn)  # a staticmethod's or classmethod's function
+        if not isinstance(fn, types.FunctionType) or fn.__module__ != module.__name__:
+            return  # the candidate's own functions only
+        for i, default in enumerate(fn.__defaults__ or ()):
+            held(f"{name} default {i}", default)
+        for key, default in (fn.__kwdefaults__ or {}).items():
+            held(f"{name} default {key}", default)
+        for key, attr in vars(fn).items():
+            held(f"{name}.{key}", attr)
+
     for prefix, sub in model.named_modules():
         for key, value in vars(sub).items():
-            if isinstance(value, CONTAINERS) and not key.startswith("_"):
-                found[f"{prefix + '.' if prefix else ''}{key}"] = value
+            if not key.startswith("_") and key != "training":
+                held(f"{prefix + '.' if prefix else ''}{key}", value)
     for key, value in vars(module).items():
-        if isinstance(value, CONTAINERS) and not key.startswith("__"):
-            found[f"module.{key}"] = value
-        if callable(value):
-            for i, default in enumerate(getattr(value, "__defaults__", None) or ()):
-                if isinstance(default, CONTAINERS):
-                    found[f"module.{key} default {i}"] = default
+        if key.startswith("__"):
+            continue
+        held(f"module.{key}", value)
+        function(f"module.{key}", value)
         if isinstance(value, type) and value.__module__ == module.__name__:
             for name, attr in vars(value).items():
-                if isinstance(attr, CONTAINERS) and not name.startswith("__"):
-                    found[f"module.{key}.{name}"] = attr
+                if not name.startswith("__"):
+                    held(f"module.{key}.{name}", attr)
+                    function(f"module.{key}.{name}", attr)
     return found
+
+
+def changed_containers(before: dict[str, Any], containers: dict[str, Any]) -> list[str]:
+    """The names of state_containers whose fingerprint differs from `before`, appeared or went away."""
+    now = {name: fingerprint(c) for name, c in containers.items()}
+    return sorted(name for name in before.keys() | now.keys() if before.get(name) != now.get(name))
 
 
 def fingerprint(container: Any) -> tuple[Any, ...]:
     """The container's length and the identities of what it holds (a dict's keys and values: its items() are
-    new tuples every time, whose identities would differ with nothing changed)."""
+    new tuples every time, whose identities would differ with nothing changed); a scalar's value."""
+    if isinstance(container, SCALARS):
+        return (type(container).__name__, repr(container)[:256])
     if isinstance(container, dict):
         held = [id(x) for pair in list(container.items())[:256] for x in pair]
     else:

@@ -5,10 +5,6 @@
 # operator: elementwise_chain
 # expect: state_dependent
 # config: static_guard=false
-# uncaught: (runtime side; the static guard refuses the mutable default since fe1372a, see
-#           guard2_mutable_default_counter) worker.state_containers / state_tensors fingerprint module-level
-#           containers, class attributes and module-level functions' __defaults__, but not the __defaults__ of
-#           methods (vars(class) values that are functions)
 import torch
 import triton
 import triton.language as tl

@@ -5,9 +5,6 @@
 # operator: elementwise_chain
 # expect: state_dependent
 # config: static_guard=false
-# uncaught: (runtime side; the static guard refuses writing ModelNew.calls since fe1372a, see
-#           guard2_class_attribute_counter) worker.state_containers / state_tensors compare only list/dict/set
-#           containers and tensors: a scalar class (or function) attribute changes unseen between calls
 import torch
 import triton
 import triton.language as tl
