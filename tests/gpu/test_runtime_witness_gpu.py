@@ -22,6 +22,9 @@ def _double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 @pytest.fixture
 def recorder():
+    # as in the worker, the device is opened before the guard is installed: torch registers its own triton::
+    # sparse ops when CUDA initializes, which would otherwise read as a registration during the first call
+    torch.cuda.init()
     rec = LaunchRecorder()
     rec.install()
     yield rec

@@ -45,6 +45,8 @@ def test_an_honest_gpu_candidate_runs_under_the_read_allowlist(mode, warm, monke
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_checkout_stays_unreadable_on_the_gpu(mode, monkeypatch):
+    if not (ROOT / ".git" / "config").is_file():  # a copy of the tree without git (the lent GPU machine's)
+        pytest.skip("this checkout has no .git/config for the candidate to try")
     source = (CHEATS / "candidates" / "redteam_sandbox_read_checkout.py").read_text()
     verdict = evaluate(source, mode, False, monkeypatch, static_guard=False)
     assert not verdict.verified
