@@ -105,6 +105,11 @@ class Registry:
         # (the import is paid once per worker either way)
         import torch._inductor  # noqa: F401
 
+        # CUDA's lazy initialization registers torch's own triton:: sparse ops (seen on the H100 machine, torch
+        # 2.11): the device is opened first, so they are in the baseline rather than a registration in the first
+        # call (a worker that checks on a GPU opens it anyway; under Landlock it already has)
+        if torch.cuda.is_available() and not torch.cuda.is_initialized():
+            torch.cuda.init()
         self.tables = {name: self.table(name) for name in torch._C._dispatch_get_all_op_names()}
 
     @staticmethod
