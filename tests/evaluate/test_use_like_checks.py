@@ -316,3 +316,35 @@ def test_state_check_sees_method_defaults_and_rebound_scalars():
     module.LIMIT = 4
     changed = changed_containers(before, state_containers(module, model, torch))
     assert changed == ["module.LIMIT", "module.ModelNew.calls", "module.ModelNew.forward default 0", "steps"]
+
+
+# -- the hybrid grant is bounded by the reference's own library work -------------------------------------
+
+CONV = """
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+def get_inputs():
+    return [torch.randn(1, 2, 5, 5)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_granted_library_op_is_bounded_by_how_often_the_reference_runs_it(tmp_path):
+    path = tmp_path / "op.py"
+    path.write_text(CONV)
+    ev = CandidateEvaluator(load_operator(str(path)), policy="hybrid", config=EvaluatorConfig(trials=1), device="cpu")
+    ev.prepare().close()
+    assert ev.reference_counts.get("convolution") == 1 and "convolution" in ev.library_ops
+    assert ev.beyond_reference({"aten.convolution.default": 1}) == ""
+    assert ev.beyond_reference({"aten.convolution.default": 2}) == "convolution×2 (reference ×1)"

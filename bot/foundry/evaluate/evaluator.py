@@ -332,11 +332,13 @@ class ReferenceOps(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.ops: set[str] = set()
+        self.counts: dict[str, int] = {}  # calls per op, by rule name
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         name = rule_name(op_identity(func))
         if name is not None:
             self.ops.add(name)
+            self.counts[name] = self.counts.get(name, 0) + 1
         return func(*args, **(kwargs or {}))
 
 
@@ -369,6 +371,7 @@ class CandidateEvaluator:
         self.reference_lock = threading.Lock()
         # Until the reference has run once (prepare_job), the grant holds no op of its own: see grant.
         self.reference_ops: frozenset[str] | None = None
+        self.reference_counts: dict[str, int] = {}  # how often one reference call runs each op (ReferenceOps)
         self.allowed_ops: frozenset[str] = frozenset()
         self.library_ops: frozenset[str] = frozenset()
         self.grant(frozenset())
@@ -607,6 +610,7 @@ class CandidateEvaluator:
             recorder = ReferenceOps()
             with recorder:
                 out = model(*copies)
+            self.reference_counts = dict(recorder.counts)
             self.grant(frozenset(recorder.ops))
             return out
 
@@ -1307,6 +1311,16 @@ class CandidateEvaluator:
                     message=f"{what}: ops ran outside Triton under the {self.policy} policy: {listing}",
                     evidence=json.dumps(call["ops"], sort_keys=True),
                 )
+            more = self.beyond_reference(call["ops"])
+            if more:
+                return Diagnosis(
+                    stage=Stage.RUNTIME_GUARD,
+                    kind=FailureKind.RUNTIME_GUARD,
+                    rule="non_triton_compute",
+                    message=f"{what}: library ops ran more often than one call of the reference runs them (the "
+                    f"hybrid grant is the reference's own library work): {more}",
+                    evidence=json.dumps(call["ops"], sort_keys=True),
+                )
             if call.get("foreign_streams"):
                 return escaped_stream(what, call["foreign_streams"])
             if call.get("violations"):
@@ -1330,6 +1344,21 @@ class CandidateEvaluator:
                     message=f"{what}: forward switched off the harness's memory poisoning",
                 )
         return None
+
+    def beyond_reference(self, ops: dict[str, int]) -> str:
+        """The granted library ops (not those the operator's file declares) one candidate call ran more often
+        than one reference call does, as "op×n (reference ×m)"; empty when none: a grant by name would let a
+        candidate move other work (a matrix product as an extra convolution) into a granted op."""
+        counted: dict[str, int] = {}
+        for op, n in ops.items():
+            name = rule_name(op)
+            if name in self.library_ops and name not in self.operator.spec.hybrid_ops:
+                counted[name] = counted.get(name, 0) + n
+        return ", ".join(
+            f"{name}×{n} (reference ×{self.reference_counts.get(name, 0)})"
+            for name, n in sorted(counted.items())
+            if n > self.reference_counts.get(name, 0)
+        )
 
     def child_failure(self, message: dict[str, Any] | None, outcome: ChildOutcome) -> Diagnosis:
         tail = outcome.output_tail
