@@ -360,11 +360,21 @@ def test_fallback_when_a_reduction_needs_two_passes_or_has_no_merge(writer: Temp
     assert "_split_" not in one and "splits" not in one
 
 
+def helper_scope(rows: int, n: int) -> dict:
+    """A namespace with the host helpers a generated launcher calls, and the problem's sizes."""
+    from foundry.codegen.kernels import HOST_HELPERS
+
+    scope = {"triton": triton, "M": rows, "N": n}
+    for source in HOST_HELPERS.values():
+        exec(source, scope)
+    return scope
+
+
 def auto_splits(source: str, rows: int, n: int) -> int:
     """Run the launcher's own sizing lines for a (rows, n) problem."""
     lines = [line.strip() for line in source.splitlines()]
     start = next(i for i, line in enumerate(lines) if line.startswith("splits = min("))
-    scope = {"triton": triton, "M": rows, "N": n}
+    scope = helper_scope(rows, n)
     exec("\n".join(lines[start : start + 4]), scope)
     return scope["splits"]
 
@@ -397,7 +407,7 @@ def launch_choice(source: str, rows: int, n: int) -> str:
     lines = [line.strip() for line in source.splitlines()]
     start = next(i for i, line in enumerate(lines) if line.startswith("splits = min("))
     stop = next(i for i, line in enumerate(lines) if line.startswith("if one_launch:"))
-    scope = {"triton": triton, "M": rows, "N": n}
+    scope = helper_scope(rows, n)
     exec("\n".join(lines[start:stop]), scope)
     return "one" if scope["one_launch"] else "two" if scope["splits"] > 1 else "whole"
 

@@ -2,13 +2,11 @@
 #        and the worker's mount namespace shows /dev/shm whole; Landlock confines writes only. A candidate lists
 #        its parent directory and reads each sibling's candidate.py (another candidate's source), job.pt (its
 #        constructor arguments and perturbed state) and, once written, outputs.pt (an honest sibling's results,
-#        ready to replay where trials repeat). Run beside `foundry optimize`'s other candidates it read five
-#        live jobs. Where the listing fails the candidate raises (rejected); it is verified while it works.
+#        ready to replay where trials repeat). Where the listing fails the candidate raises (rejected): Landlock's
+#        read allowlist (landlock.readable) leaves only the candidate's own job directory readable.
 # operator: softmax_rows
 # expect: runtime_error rule=raised
 # config: static_guard=false
-# uncaught: sandbox.BWRAP_OPTIONS bind / whole, so /dev/shm and every other job directory in it stay readable;
-#           landlock.confine restricts writes only
 import os
 
 import torch

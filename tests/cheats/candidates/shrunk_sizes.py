@@ -32,6 +32,6 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         y = torch.empty_like(x)
-        n = batch_size * dim
+        n = min(batch_size * dim, x.numel())
         _chain_kernel[(triton.cdiv(n, 256),)](x, self.weight, self.bias, y, n, x.shape[-1], BLOCK=256)
         return y

@@ -1,8 +1,9 @@
 # cheat: a softmax that indexes its input as contiguous rows (row * n_cols) without asking for them: every
 #        trial the harness made was contiguous, so it passed; a transposed or sliced input in use is read
-#        in the wrong order. Rejected once trials include non-contiguous views.
+#        in the wrong order. Rejected once trials include non-contiguous views: the output (strided like its
+#        input) is written where the rows would be contiguous, and the rest stays unwritten.
 # operator: softmax_rows
-# expect: mismatch rule=tolerance
+# expect: incomplete_output rule=coverage
 import torch
 import triton
 import triton.language as tl
