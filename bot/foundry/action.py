@@ -39,7 +39,8 @@ from foundry.github.detect import DetectedOperator, detect, fingerprint_at, oper
 from foundry.github.events import Event, IssueCommentEvent, load_event, valid_operator
 from foundry.github.gate import GateResult, Target, gate
 from foundry.github.gitrepo import GitRepo
-from foundry.github.publish import Outcome, branch_name, marker_key, publish_operator
+from foundry.github.publish import REPORTED, Outcome, branch_name, decide, marker_key, publish_operator
+from foundry.github.recheck import Recheck, recheck
 from foundry.github.status import final_body, reply_marker, running_body, status_marker, summary_markdown
 from foundry.report import code_span, escape
 
@@ -146,11 +147,15 @@ class Plan(_Record):
 
 
 # parts that tests replace -------------------------------------------------------------------------
+Checker = Callable[[GitRepo, str, str, str, str], Recheck]  # (git, commit, ref, kernel source, policy)
+
+
 @dataclass
 class Parts:
     api_factory: Callable[[ActionEnv], GitHubApi | None]
     optimizer: Callable[[ActionEnv, PlannedOperator, Path], int]
     remote: str = "origin"
+    checker: Checker = field(default=lambda *args: default_checker(*args))
 
 
 def default_api(env: ActionEnv) -> GitHubApi | None:
@@ -192,6 +197,11 @@ def run_optimizer(env: ActionEnv, op: PlannedOperator, out_dir: Path) -> int:
             logfile.write(f"\nfoundry action: optimize timed out after {timeout:.0f} s\n")
             return 124
     return proc.returncode
+
+
+def default_checker(git: GitRepo, commit: str, ref: str, kernel: str, policy: str) -> Recheck:
+    """Publish's own check of a kernel (foundry check on the CPU, in a child without the token)."""
+    return recheck(git, commit, ref, kernel, policy=policy)
 
 
 DEFAULT_PARTS = Parts(api_factory=default_api, optimizer=run_optimizer)
@@ -523,6 +533,10 @@ def _load_plan(artifacts: Path) -> Plan:
 def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS, *, approved: str | None = None) -> int:
     """Artifacts are data: the plan and reports are validated, refs re-checked against the checkout,
     and the target re-derived from this job's own event, pinned to the commit triage approved."""
+    from foundry.evaluate import sandbox  # ctypes only: no torch for the action
+
+    if not sandbox.protect_evaluator():  # the token is in its environment; the re-check runs operator code below
+        log.warning("cannot mark the action non-dumpable: the re-check may read its environment")
     api = parts.api_factory(env)
     if api is None:
         raise ActionError("publish needs GITHUB_TOKEN (contents: write, pull-requests: write)")
@@ -567,7 +581,7 @@ def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS, *, ap
                     )
                 )
                 continue
-            outcomes.append(_publish_one(api, git, env, artifacts, op, target, head, config, reports, parts.remote))
+            outcomes.append(_publish_one(api, git, env, artifacts, op, target, head, config, reports, parts))
     except (FatalError, OSError) as exc:
         problem = str(exc)
         log.error("publish: %s", problem)
@@ -585,7 +599,7 @@ def _publish_one(
     head: str,
     config: FoundryConfig,
     reports: list[RunReport],
-    remote: str,
+    parts: Parts,
 ) -> Outcome:
     if not valid_operator(op.ref) or op.slug != operator_slug(op.ref):
         return Outcome(ref=op.ref[:200], action="failed", reason="the plan names an invalid operator")
@@ -602,7 +616,16 @@ def _publish_one(
             kernel = (out_dir / "kernel.py").read_text()
         except (OSError, UnicodeDecodeError) as exc:
             return Outcome(ref=op.ref, action="failed", reason=f"no readable kernel.py in {op.slug}: {exc}")
+    checked = ""
+    if kernel and decide(report, config)[0]:
+        # the artifact's "verified" is a claim: publish runs the kernel itself before any pull request
+        policy = config.settings_for(op.ref).policy or "strict"
+        check = parts.checker(git, head, op.ref, kernel, policy)
+        if not check.verified:
+            return Outcome(ref=op.ref, action="failed", reason=f"not published: {check.reason}", verified=False)
+        checked = f"{check.reason[0].upper()}{check.reason[1:]}. "
     footer = (
+        f"{checked}Timing figures are {REPORTED}. "
         f"Made by [Kernel Foundry]({env.run_url or 'https://github.com'}) for {target.kind} on "
         f"`{target.head[:12]}`. Comment `/foundry optimize {op.ref}` to run it again. "
         "Review the kernel like any code before merging."
@@ -616,7 +639,7 @@ def _publish_one(
         head=head,
         base_branch=target.base_branch,
         config=config,
-        remote=remote,
+        remote=parts.remote,
         footer=footer,
         source=fingerprint_at(git.root, head, op.ref) or "",
     )

@@ -81,6 +81,7 @@ class ModelNew(nn.Module):
 
 
 _VERDICTS: dict[str, Verdict] = {}  # real verdicts, reused across tests for the same pair of sources
+_RECHECKS: dict[str, action.Recheck] = {}  # publish's real re-checks, reused the same way
 
 
 class RecordedSleep:
@@ -99,6 +100,7 @@ class Harness:
         self.dev = dev
         self.candidates: dict[str, str] = {}  # operator ref → candidate source for the stand-in
         self.optimized: list[str] = []
+        self.rechecked: list[str] = []
         self.sleeps = RecordedSleep()
         self._runs = 0
 
@@ -159,6 +161,14 @@ class Harness:
             (out_dir / "kernel.py").write_text(source)
         return 0 if verdict.verified else 1
 
+    def recheck(self, git, commit: str, ref: str, kernel: str, policy: str) -> action.Recheck:
+        """Publish's real re-check (`foundry check` in a child, on the CPU), cached per operator and kernel."""
+        key = hashlib.sha256("\0".join((git.show(commit, ref.partition("::")[0]) or "", ref, kernel, policy)).encode())
+        if key.hexdigest() not in _RECHECKS:
+            self.rechecked.append(ref)
+            _RECHECKS[key.hexdigest()] = action.default_checker(git, commit, ref, kernel, policy)
+        return _RECHECKS[key.hexdigest()]
+
     def api(self, env: action.ActionEnv) -> GitHubApi:
         return GitHubApi(
             env.repository,
@@ -172,7 +182,7 @@ class Harness:
 
     @property
     def parts(self) -> action.Parts:
-        return action.Parts(api_factory=self.api, optimizer=self.check_optimizer)
+        return action.Parts(api_factory=self.api, optimizer=self.check_optimizer, checker=self.recheck)
 
     # events ----------------------------------------------------------------------------------------
     def env(

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).parents[1] / "e2e"))  # harness: `foundry action` as GitHub runs it
 
 from fake_github import TOKEN, FakeGitHub  # noqa: E402
 from foundry.github.api import GitHubApi, RetryPolicy  # noqa: E402
@@ -50,3 +51,13 @@ def api(fake: FakeGitHub, sleeps: RecordedSleep) -> GitHubApi:
         throttle=False,
         bot_login="kernel-foundry[bot]",
     )
+
+
+@pytest.fixture
+def bot(tmp_path: Path, git: str):
+    """The action end to end: real git remote and checkouts, the fake API through PyGithub."""
+    from harness import Harness
+
+    bare, dev = make_remote(tmp_path)
+    with FakeGitHub("acme/models", bare) as server:
+        yield Harness(tmp_path, server, bare, dev)
