@@ -8,6 +8,7 @@ import ast
 import logging
 import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -41,6 +42,8 @@ class Analysis:
     stored_args: list[str] = field(default_factory=list)  # constructor args kept on self
     full_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # node → shape at the full inputs
     channel_convs: frozenset[str] = frozenset()  # convs whose output channels fit one GEMM tile (PlanOptions)
+    # node → its shape at every declared size (CPU, full, variants): the shapes verification runs
+    capture_shapes: dict[str, tuple[tuple[int, ...], ...]] = field(default_factory=dict)
 
     def row_extents(self) -> list[tuple[int, int]]:
         """(rows, row length) of each row segment at the operator's full (GPU) inputs."""
@@ -274,7 +277,7 @@ def analyze(loaded: Any) -> Analysis:
     return Analysis(
         name=identifier(spec.name),
         class_name=spec.class_name,
-        path=spec.path,
+        path=repository_path(spec.path),
         dtype=",".join(sorted(out_dtypes)),
         precision=spec.precision,
         graph=main,
@@ -288,7 +291,21 @@ def analyze(loaded: Any) -> Analysis:
         stored_args=merger.stored,
         full_shapes={name: tuple(node.shape) for name, node in graphs[1].nodes.items()},
         channel_convs=channel_convs,
+        capture_shapes={name: tuple(tuple(g.nodes[name].shape) for g in graphs) for name in main.nodes},
     )
+
+
+def repository_path(path: str) -> str:
+    """The operator's path as a reviewer reads it: relative to its git repository (or to the working directory
+    where it is not in one), never a machine's absolute path."""
+    resolved = Path(path).resolve()
+    for parent in resolved.parents:
+        if (parent / ".git").exists():
+            return resolved.relative_to(parent).as_posix()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return resolved.name
 
 
 def auto_variants(inputs: list[Any], loaded: Any, init: list[Any]) -> list[list[Any]]:

@@ -17,7 +17,7 @@ from torch import fx, nn
 from torch.func import functional_call
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from foundry.codegen.ir import Graph, Node, UnsupportedError
+from foundry.codegen.ir import Graph, Node, UnsupportedError, usable_name
 
 VIEW_OPS = {"view", "reshape", "_unsafe_view", "t", "transpose", "permute", "unsqueeze", "squeeze", "expand"}
 IDENTITY_OPS = {"detach", "alias", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "dropout"}
@@ -57,6 +57,22 @@ SIMPLE_POINTWISE = {
     "logical_and": "logical_and",
     "logical_or": "logical_or",
     "mul": "mul",
+}
+
+
+# The name a value of each op takes when its decomposition gives it none (node names are the generated
+# source's variable names; builtins like sum, max and abs are never used as names).
+LABELS = {
+    "sum": "total",
+    "max": "amax",
+    "min": "amin",
+    "abs": "absolute",
+    "pow": "power",
+    "gather": "picked",
+    "matmul": "mm",
+    "const": "const",
+    "size": "count",
+    "gparam": "chan",
 }
 
 
@@ -101,17 +117,21 @@ class Lowerer:
         self.n_inputs = n_inputs
         self.nodes: dict[str, Node] = {}
         self.env: dict[fx.Node, Any] = {}
-        self.counter = 0
+        self.claimed: set[str] = set()  # names set aside for nodes not made yet (the forward's inputs)
         self.graph = Graph(nodes=self.nodes, inputs=[], outputs=[])
+        self.origin = ""  # the aten op being lowered (Graph.origin of the nodes it makes)
 
     # -- building blocks -----------------------------------------------------------------------
 
     def fresh(self, base: str) -> str:
-        self.counter += 1
-        name = f"{base}_{self.counter}"
-        while name in self.nodes:
-            self.counter += 1
-            name = f"{base}_{self.counter}"
+        """`base`, or `base_2`, `base_3`, … : the first that no node has and usable_name allows."""
+        base = "".join(c if c.isalnum() else "_" for c in base).strip("_") or "value"
+        if base[0].isdigit():
+            base = f"v{base}_"
+        name, i = base, 1
+        while name in self.nodes or name in self.claimed or not usable_name(name):
+            i += 1
+            name = f"{base}_{i}"
         return name
 
     def add(
@@ -124,17 +144,26 @@ class Lowerer:
         exact: str = "",
         **attrs: Any,
     ) -> str:
-        name = exact if exact and exact not in self.nodes else self.fresh(base or op)
+        if exact and exact not in self.nodes:
+            name = exact
+            self.claimed.discard(exact)
+        else:
+            name = self.fresh(base or LABELS.get(op, op))
         self.nodes[name] = Node(name, op, tuple(args), tuple(shape), dtype, dict(attrs))
+        if self.origin:
+            self.graph.origin[name] = self.origin
         return name
 
-    def const(self, value: float | int | bool, dtype: torch.dtype = torch.float32) -> str:
+    def const(self, value: float | int | bool, dtype: torch.dtype = torch.float32, name: str = "") -> str:
+        """A constant; a `name` (eps) makes it a named runtime parameter of the kernels rather than a literal."""
         if isinstance(value, bool):
             value = int(value)
-        return self.add("const", (), (), dtype, base="c", value=value)
+        if name:
+            return self.add("const", (), (), dtype, base=name, value=value, named=True)
+        return self.add("const", (), (), dtype, value=value)
 
     def size(self, of: str, dims: tuple[int, ...], offset: float = 0.0) -> str:
-        return self.add("size", (), (), torch.float32, base="n", of=of, dims=dims, offset=offset)
+        return self.add("size", (), (), torch.float32, of=of, dims=dims, offset=offset)
 
     def val(self, arg: Any) -> str:
         if isinstance(arg, fx.Node):
@@ -149,18 +178,25 @@ class Lowerer:
     def shape(self, name: str) -> tuple[int, ...]:
         return self.nodes[name].shape
 
-    def pw(self, op: str, *args: str, dtype: torch.dtype = torch.float32, **attrs: Any) -> str:
+    def pw(self, op: str, *args: str, dtype: torch.dtype = torch.float32, name: str = "", **attrs: Any) -> str:
         shape = broadcast(*(self.shape(a) for a in args))
-        return self.add(op, args, shape, dtype, **attrs)
+        return self.add(op, args, shape, dtype, base=name, **attrs)
 
     def reduce(
-        self, op: str, x: str, dims: tuple[int, ...], keepdim: bool = True, dtype: torch.dtype = torch.float32
+        self,
+        op: str,
+        x: str,
+        dims: tuple[int, ...],
+        keepdim: bool = True,
+        dtype: torch.dtype = torch.float32,
+        name: str = "",
     ) -> str:
-        return self.add(op, (x,), reduced_shape(self.shape(x), dims, keepdim), dtype, dims=dims, keepdim=keepdim)
+        shape = reduced_shape(self.shape(x), dims, keepdim)
+        return self.add(op, (x,), shape, dtype, base=name, dims=dims, keepdim=keepdim)
 
-    def mean(self, x: str, dims: tuple[int, ...], keepdim: bool = True) -> str:
-        total = self.reduce("sum", x, dims, keepdim)
-        return self.pw("div", total, self.size(x, dims))
+    def mean(self, x: str, dims: tuple[int, ...], keepdim: bool = True, name: str = "mean") -> str:
+        total = self.reduce("sum", x, dims, keepdim, name=f"{x}_sum" if len(x) <= 12 else "total")
+        return self.pw("div", total, self.size(x, dims), name=name)
 
     def finish(self, value: str, node: fx.Node) -> str:
         """Give the last IR node of a decomposition the fx node's shape and dtype."""
@@ -176,18 +212,30 @@ class Lowerer:
     def lower(self) -> Graph:
         placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
         n_state = len(placeholders) - self.n_inputs
+        # the forward's arguments keep their names (as the kernels' tensors too); parameters and buffers take
+        # the last part of their state_dict key where no other one shares it (weight, bias), else the whole key
+        inputs = [self.input_label(i) for i in range(self.n_inputs)]
+        self.claimed = {label for label in inputs if label}
+        keys = self.state_keys[:n_state]
+        tails = [k.split(".")[-1] for k in keys]
         for i, ph in enumerate(placeholders):
             meta = ph.meta.get("val")
             if not isinstance(meta, torch.Tensor):
                 raise UnsupportedError("input", "non-tensor forward arguments are not supported")
             if i < n_state:
                 key = self.state_keys[i]
-                label = "p_" + "".join(c if c.isalnum() else "_" for c in key)
-                name = self.add("param", (), meta.shape, meta.dtype, base="p", exact=label, key=key)
+                parts = key.split(".")
+                if tails.count(parts[-1]) == 1:
+                    label = parts[-1]
+                elif parts[0][:1].isalpha():
+                    label = "_".join(parts)
+                else:  # a Sequential's numbered layers: weight_0, weight_2
+                    label = "_".join([parts[-1], *parts[:-1]])
+                name = self.add("param", (), meta.shape, meta.dtype, base=label, key=key)
                 self.graph.params[name] = key
             else:
                 index = i - n_state
-                label = f"{self.input_names[index]}_in" if index < len(self.input_names) else ""
+                label = inputs[index]
                 name = self.add("input", (), meta.shape, meta.dtype, base="x", exact=label, index=index)
                 self.graph.inputs.append(name)
             self.env[ph] = name
@@ -198,7 +246,10 @@ class Lowerer:
                 raise UnsupportedError(str(node.target), f"fx node kind {node.op}")
             if not node.users:
                 continue
+            packet = getattr(node.target, "overloadpacket", None)
+            self.origin = f"aten.{getattr(packet, '__name__', str(node.target)).split('.')[-1]}"
             self.env[node] = self.lower_node(node)
+            self.origin = ""
         out = next(n for n in self.gm.graph.nodes if n.op == "output")
         results = out.args[0]
         if isinstance(results, fx.Node):
@@ -207,7 +258,37 @@ class Lowerer:
             if not isinstance(r, fx.Node) or not isinstance(self.env.get(r), str):
                 raise UnsupportedError("output", "outputs must be tensors")
             self.graph.outputs.append(self.env[r])
+        self.name_output()
         return self.graph
+
+    def name_output(self) -> None:
+        """A single output computed in the forward and named after its op (mul, relu) is called y."""
+        if len(self.graph.outputs) != 1 or "y" in self.nodes:
+            return
+        old = self.graph.outputs[0]
+        node = self.nodes[old]
+        if node.op in ("input", "param", "const", "size") or old.split("_")[0] != LABELS.get(node.op, node.op):
+            return
+        renamed = {("y" if name == old else name): n for name, n in self.nodes.items()}
+        self.nodes.clear()
+        self.nodes.update(renamed)
+        node.name = "y"
+        for n in self.nodes.values():
+            n.args = tuple("y" if a == old else a for a in n.args)
+            if n.attrs.get("of") == old:
+                n.attrs["of"] = "y"
+            if n.op == "hostview" and n.attrs.get("params") == [old]:
+                n.attrs["params"] = ["y"]
+        self.graph.outputs[0] = "y"
+        if old in self.graph.origin:
+            self.graph.origin["y"] = self.graph.origin.pop(old)
+
+    def input_label(self, index: int) -> str:
+        """The forward argument's own name where usable_name allows it (else it is suffixed, e.g. mask_in)."""
+        if index >= len(self.input_names):
+            return ""
+        name = self.input_names[index]
+        return name if usable_name(name) else f"{name}_in" if usable_name(f"{name}_in") else ""
 
     def lower_node(self, node: fx.Node) -> Any:
         if node.target is operator.getitem:
@@ -246,7 +327,7 @@ class Lowerer:
         ):
             return inner.args[0]  # squeeze(unsqueeze(v)) is v (the 1d pools' round trip)
         params = [a for a in node.args[1:]]
-        return self.add("hostview", (src,), meta.shape, meta.dtype, base="v", view=name, params=params)
+        return self.add("hostview", (src,), meta.shape, meta.dtype, base=f"{src}_{name}", view=name, params=params)
 
     # -- pointwise with options ------------------------------------------------------------------
 
@@ -380,22 +461,22 @@ class Lowerer:
     def op_std(
         self, node: fx.Node, x: Any, dims: Any = None, correction: Any = 1, keepdim: bool = False, **kw: Any
     ) -> str:
-        return self.pw("sqrt", self.variance(x, dims, correction, keepdim))
+        return self.pw("sqrt", self.variance(x, dims, correction, keepdim), name="std")
 
     def variance(self, x: Any, dims: Any, correction: Any, keepdim: bool) -> str:
         xv = self.val(x)
         d = norm_dims(dims, len(self.shape(xv)))
-        centered = self.pw("sub", xv, self.mean(xv, d))
-        total = self.reduce("sum", self.pw("mul", centered, centered), d, keepdim)
+        centered = self.pw("sub", xv, self.mean(xv, d), name="centered")
+        total = self.reduce("sum", self.pw("mul", centered, centered, name="sq"), d, keepdim, name="sq_sum")
         corr = 1.0 if correction is None else float(correction)
-        return self.pw("div", total, self.size(xv, d, offset=corr))
+        return self.pw("div", total, self.size(xv, d, offset=corr), name="var")
 
     def op_logsumexp(self, node: fx.Node, x: Any, dims: Any, keepdim: bool = False) -> str:
         xv = self.val(x)
         d = norm_dims(dims, len(self.shape(xv)))
-        peak = self.reduce("max", xv, d)
-        total = self.reduce("sum", self.pw("exp", self.pw("sub", xv, peak)), d)
-        return self.pw("add", self.pw("log", total), peak)
+        peak = self.reduce("max", xv, d, name="x_max")
+        total = self.reduce("sum", self.pw("exp", self.pw("sub", xv, peak, name="shifted")), d, name="sum_exp")
+        return self.pw("add", self.pw("log", total, name="log_sum"), peak, name="lse")
 
     def op_linalg_vector_norm(
         self, node: fx.Node, x: Any, ord: Any = 2, dims: Any = None, keepdim: bool = False, **kw: Any
@@ -403,7 +484,8 @@ class Lowerer:
         xv = self.val(x)
         d = norm_dims(dims, len(self.shape(xv)))
         if ord == 2:
-            return self.pw("sqrt", self.reduce("sum", self.pw("mul", xv, xv), d, keepdim))
+            squares = self.reduce("sum", self.pw("mul", xv, xv, name="sq"), d, keepdim, name="sq_sum")
+            return self.pw("sqrt", squares, name="norm")
         if ord == 1:
             return self.reduce("sum", self.pw("abs", xv), d, keepdim)
         if ord == math.inf:
@@ -417,23 +499,26 @@ class Lowerer:
     def op_softmax(self, node: fx.Node, x: Any, dim: int, half_to_float: bool = False) -> str:
         xv = self.val(x)
         d = norm_dims(dim, len(self.shape(xv)))
-        shifted = self.pw("sub", xv, self.reduce("max", xv, d))
-        num = self.pw("exp", shifted)
-        return self.pw("div", num, self.reduce("sum", num, d))
+        shifted = self.pw("sub", xv, self.reduce("max", xv, d, name="x_max"), name="shifted")
+        num = self.pw("exp", shifted, name="numer")
+        return self.pw("div", num, self.reduce("sum", num, d, name="denom"), name="y")
 
     def op_log_softmax(self, node: fx.Node, x: Any, dim: int, half_to_float: bool = False) -> str:
         xv = self.val(x)
         d = norm_dims(dim, len(self.shape(xv)))
-        shifted = self.pw("sub", xv, self.reduce("max", xv, d))
-        total = self.reduce("sum", self.pw("exp", shifted), d)
-        return self.pw("sub", shifted, self.pw("log", total))
+        shifted = self.pw("sub", xv, self.reduce("max", xv, d, name="x_max"), name="shifted")
+        total = self.reduce("sum", self.pw("exp", shifted), d, name="sum_exp")
+        return self.pw("sub", shifted, self.pw("log", total, name="log_sum"), name="y")
 
     def normalize(self, xv: str, d: tuple[int, ...], eps: Any) -> tuple[str, str, str]:
-        mean = self.mean(xv, d)
-        centered = self.pw("sub", xv, mean)
-        var = self.pw("div", self.reduce("sum", self.pw("mul", centered, centered), d), self.size(xv, d))
-        rstd = self.pw("rsqrt", self.pw("add", var, self.const(eps)))
-        return self.pw("mul", centered, rstd), mean, rstd
+        count = self.size(xv, d)
+        total = self.reduce("sum", xv, d, name=f"{xv}_sum" if len(xv) <= 12 else "total")
+        mean = self.pw("div", total, count, name="mean")
+        centered = self.pw("sub", xv, mean, name="centered")
+        squares = self.reduce("sum", self.pw("mul", centered, centered, name="sq"), d, name="sq_sum")
+        var = self.pw("div", squares, count, name="var")
+        rstd = self.pw("rsqrt", self.pw("add", var, self.const(eps, name="eps"), name="var_eps"), name="rstd")
+        return self.pw("mul", centered, rstd, name="x_hat"), mean, rstd
 
     def op_native_layer_norm(self, node: fx.Node, x: Any, shape: Any, w: Any, b: Any, eps: float) -> tuple:
         xv = self.val(x)
@@ -441,9 +526,9 @@ class Lowerer:
         d = tuple(range(rank - len(shape), rank))
         y, mean, rstd = self.normalize(xv, d, eps)
         if w is not None:
-            y = self.pw("mul", y, self.val(w))
+            y = self.pw("mul", y, self.val(w), name="y" if b is None else "scaled")
         if b is not None:
-            y = self.pw("add", y, self.val(b))
+            y = self.pw("add", y, self.val(b), name="y")
         self.finish(y, node)
         meta = node.meta["val"]
         self.nodes[y].shape, self.nodes[y].dtype = tuple(meta[0].shape), meta[0].dtype
@@ -454,15 +539,15 @@ class Lowerer:
     ) -> tuple:
         xv = self.val(x)
         meta = node.meta["val"][0]
-        grouped = self.add(
-            "hostview", (xv,), (n, groups, (c // groups) * hw), meta.dtype, base="v", view="groups", params=[groups]
-        )
+        shape = (n, groups, (c // groups) * hw)
+        grouped = self.add("hostview", (xv,), shape, meta.dtype, base=f"{xv}_groups", view="groups", params=[groups])
         y, mean, rstd = self.normalize(grouped, (2,), eps)
         for param, op in ((w, "mul"), (b, "add")):
             if param is not None:
-                chan = self.add("gparam", (self.val(param),), self.shape(grouped), meta.dtype, base="g")
-                y = self.pw(op, y, chan)
-        out = self.add("hostview", (y,), tuple(meta.shape), meta.dtype, base="v", view="like", params=[xv])
+                pv = self.val(param)
+                chan = self.add("gparam", (pv,), self.shape(grouped), meta.dtype, base=f"{pv}_chan")
+                y = self.pw(op, y, chan, name="y_groups" if op == "add" or b is None else "scaled")
+        out = self.add("hostview", (y,), tuple(meta.shape), meta.dtype, base="y", view="like", params=[xv])
         return (out, mean, rstd)
 
     def op_native_batch_norm(
@@ -504,14 +589,17 @@ class Lowerer:
         def chan(p: Any) -> str:
             pv = self.val(p)
             shape = (self.shape(pv)[0],) + (1,) * (rank - 2)
-            return self.add("hostview", (pv,), shape, self.nodes[pv].dtype, base="v", view="channel", params=[rank - 2])
+            return self.add(
+                "hostview", (pv,), shape, self.nodes[pv].dtype, base=f"{pv}_chan", view="channel", params=[rank - 2]
+            )
 
-        scale = self.pw("rsqrt", self.pw("add", chan(var), self.const(eps)))
-        y = self.pw("mul", self.pw("sub", xv, chan(mean)), scale)
+        var_eps = self.pw("add", chan(var), self.const(eps, name="eps"), name="var_eps")
+        rstd = self.pw("rsqrt", var_eps, name="rstd")
+        y = self.pw("mul", self.pw("sub", xv, chan(mean), name="centered"), rstd, name="x_hat")
         if w is not None:
-            y = self.pw("mul", y, chan(w))
+            y = self.pw("mul", y, chan(w), name="y" if b is None else "scaled")
         if b is not None:
-            y = self.pw("add", y, chan(b))
+            y = self.pw("add", y, chan(b), name="y")
         self.finish(y, node)
         return (y, y, y)
 
@@ -521,12 +609,12 @@ class Lowerer:
         if mode == 0:
             return value
         rank = len(self.shape(value))
-        total = self.reduce("sum", value, tuple(range(rank)), False)
-        return total if mode == 2 else self.pw("div", total, self.size(value, tuple(range(rank))))
+        total = self.reduce("sum", value, tuple(range(rank)), False, name="loss_sum")
+        return total if mode == 2 else self.pw("div", total, self.size(value, tuple(range(rank))), name="loss")
 
     def op_mse_loss(self, node: fx.Node, a: Any, b: Any, reduction: int = 1) -> str:
-        diff = self.pw("sub", self.val(a), self.val(b))
-        return self.reduction(self.pw("mul", diff, diff), reduction)
+        diff = self.pw("sub", self.val(a), self.val(b), name="diff")
+        return self.reduction(self.pw("mul", diff, diff, name="sq_err"), reduction)
 
     def op_l1_loss(self, node: fx.Node, a: Any, b: Any, reduction: int = 1) -> str:
         return self.reduction(self.pw("abs", self.pw("sub", self.val(a), self.val(b))), reduction)
@@ -565,8 +653,8 @@ class Lowerer:
         if len(self.shape(lp)) != 2:
             raise UnsupportedError("aten.nll_loss_forward", "only (batch, classes) inputs")
         picked = self.add("gather", (lp, tv), self.shape(tv), torch.float32, base="picked")
-        valid = self.pw("ne", tv, self.const(ignore_index))
-        loss = self.pw("where", valid, self.pw("neg", picked), self.const(0.0))
+        valid = self.pw("ne", tv, self.const(ignore_index), name="kept")
+        loss = self.pw("where", valid, self.pw("neg", picked, name="nll"), self.const(0.0), name="nll_kept")
         if reduction == 0:
             return (loss, loss)
         total = self.reduce("sum", loss, (0,), False)
@@ -595,7 +683,7 @@ class Lowerer:
         bv = self.val(bias)
         if beta != 1:
             bv = self.pw("mul", bv, self.const(beta))
-        return self.pw("add", out, bv)
+        return self.pw("add", out, bv, name="mm_bias")
 
     def op_baddbmm(self, node: fx.Node, bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> str:
         return self.op_addmm(node, bias, a, b, beta, alpha)
@@ -646,10 +734,9 @@ class Lowerer:
         if bias is None:
             return out
         bv = self.val(bias)
-        chan = self.add(
-            "hostview", (bv,), (self.shape(bv)[0],) + (1,) * d, meta.dtype, base="v", view="channel", params=[d]
-        )
-        return self.pw("add", out, chan)
+        shape = (self.shape(bv)[0],) + (1,) * d
+        chan = self.add("hostview", (bv,), shape, meta.dtype, base=f"{bv}_chan", view="channel", params=[d])
+        return self.pw("add", out, chan, name="conv_bias")
 
     def pool(
         self,
@@ -702,7 +789,7 @@ class Lowerer:
             out_shape = tuple(meta.shape[:2]) + tuple(meta.shape[3:])
             pooled = self.add("pool", (src.args[0],), out_shape, meta.dtype, base="pool", **one)
             return self.add(
-                "hostview", (pooled,), tuple(meta.shape), meta.dtype, base="v", view="unsqueeze", params=[-2]
+                "hostview", (pooled,), tuple(meta.shape), meta.dtype, base=f"{pooled}_4d", view="unsqueeze", params=[-2]
             )
         return self.add("pool", (xv,), tuple(meta.shape), meta.dtype, base="pool", **attrs)
 

@@ -87,6 +87,44 @@ POINTWISE = frozenset(
 REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin"})
 LEAVES = frozenset({"input", "param", "const", "size", "hostview"})
 
+# Names a node never takes: the emitted files' own variables (kernel locals, launcher locals, host helpers,
+# modules), Python's keywords and builtins, and every name that ends like a variable the emitters derive from a
+# node's name (`{node}_ptr`, `{node}_acc`, …). Node names are the variable names of the generated source, so
+# this table (with `usable_name`) is what keeps them apart; nothing rewrites emitted text.
+EMITTER_NAMES = frozenset(
+    """a a_ptrs acc align arrived b b_ptrs base batch block_i block_n bm bn broadcast_shape c cb cdiv chan chunk
+    ci co cols conv_out cstart d first_m g grid group_size grp hi i in_shape inner inner_mask j_rest jt k k_rest
+    kk ks lo mask mask_k mask_m mask_n n n_idx n_inner nc next_power_of_2 nprog num_pid_m num_pid_n numel o_rest
+    offs one_launch other out out_off outer p_rest part part_mask part_off part_ptr partial partial_ptr phase
+    plane pred q q_rest r_rest rank red rk rm rn row row_mask row_off rows rows_in_group s shape shapes sid size
+    sk sp spin_limit spins splits src st start start_o sync_ptr tap tile tiles tiles_c v valid valid_m w_tap
+    width wk wv x_plane x_rows xcl xcl_ptr self torch triton tl math nn ctx launch grads""".split()
+)
+DERIVED_SUFFIXES = (
+    "_acc _best _c_o _count _delta _dev _idx _ldev _m2 _mean _n _new _o _part _pcount _pdev _pm2 _pmean _prun "
+    "_ptr _ptrs _rmean _run _s1 _sb _sc _si _sm _sn _so _sr _take _tcount _tile _tm2 _tmean _total _val _rest"
+).split()
+
+
+def usable_name(name: str) -> bool:
+    """May a node be called `name`? (an identifier, not taken by the emitters, Python or a derived variable)"""
+    import builtins
+    import keyword
+    import re
+
+    return (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and not hasattr(builtins, name)
+        and name not in EMITTER_NAMES
+        and any(c.islower() for c in name)
+        and not name.startswith("_")
+        and not re.fullmatch(r"[a-z]+\d+|.*_s\d+", name)  # coord0, size1, k0, x_s0 (a stride), …
+        and not re.fullmatch(r"(stride|size|inner|rinner|coord)_?\w*", name)
+        and not name.endswith(("_forward", "_kernel"))
+        and not any(name.endswith(s) for s in DERIVED_SUFFIXES)
+    )
+
 
 @dataclass
 class Node:
@@ -123,6 +161,7 @@ class Graph:
     inputs: list[str]  # names of input leaves, in forward-argument order
     outputs: list[str]
     params: dict[str, str] = field(default_factory=dict)  # leaf name -> state_dict key
+    origin: dict[str, str] = field(default_factory=dict)  # node name -> the aten op it was lowered from
 
     def users(self) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {name: [] for name in self.nodes}

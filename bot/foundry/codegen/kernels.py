@@ -37,6 +37,10 @@ class Emitted:
     reshaped: dict[str, str] = field(default_factory=dict)  # output → the view the forward applies to it
 
 
+def next_pow2(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
 def span(start: int, stop: int, rank: int) -> str:
     """A slice of a runtime shape counted from the end, so extra leading dims join the first group."""
     lo = "" if start == 0 else str(start - rank)
@@ -795,13 +799,21 @@ class RowEmitter(SegmentEmitter):
             # value whole rows are kept anyway, with no block-wide reduction per tile; which wins is measured
             # (H200, 2026-12-04: argmax rows 0.130 against 0.149 ms looped; cross entropy 0.353 against 0.267)
             max_single = 0
+        # ship only the branches a verified shape takes: the row lengths of every shape the operator declares
+        # (the evaluator runs those, and varies rows, never their length). Whole rows past max_single_n
+        # stay correct in the single kernel (slower, in registers), long rows in the loop kernel.
+        lengths = [n for n in self.genes.get("row_lengths", ()) if n > 0]
+        whole_rows = max_single > 0 and (not lengths or any(next_pow2(n) <= max_single for n in lengths))
+        looped = not whole_rows or any(next_pow2(n) > max_single for n in lengths) or not lengths
+        self.branches = (whole_rows, looped)
         kernels: list[str] = []
         names: list[str] = []
-        if max_single > 0:
+        if whole_rows:
             kernels.append("\n".join(self.single_kernel(single_name)))
             names.append(single_name)
-        kernels.append("\n".join(loop_source))
-        names.append(loop_name)
+        if looped:
+            kernels.append("\n".join(loop_source))
+            names.append(loop_name)
         split = self.split_kernels()
         partial_name, finish_name = f"_{self.prefix}_split_partial_kernel", f"_{self.prefix}_split_fwd_kernel"
         one_name = f"_{self.prefix}_split_one_kernel" if split is not None and split.one_launch else None
@@ -836,17 +848,18 @@ class RowEmitter(SegmentEmitter):
             f"{loop_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
             f"BLOCK_N={self.genes['BLOCK_N']}{ch_tile}, {self.launch_opts()})"
         )
+        single_call = (
+            f"{single_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
+            f"BLOCK_N=next_power_of_2(N), {self.launch_opts()})"
+        )
         whole: list[str] = []
-        if max_single > 0:
-            whole.append(f"if next_power_of_2(N) <= {max_single}:")
-            whole.append(
-                f"    {single_name}[{grid}]({', '.join(call)}, BLOCK_M={block_m}, "
-                f"BLOCK_N=next_power_of_2(N), {self.launch_opts()})"
-            )
-            whole.append("else:")
+        if whole_rows and looped:
+            whole.append(f"if next_power_of_2(N) <= {max_single}:  # whole rows in registers")
+            whole.append(f"    {single_call}")
+            whole.append("else:  # longer rows: a loop over column tiles")
             whole.append(f"    {loop_call}")
         else:
-            whole.append(loop_call)
+            whole.append(single_call if whole_rows else loop_call)
         if split is not None:
             lines += split.launcher_lines(partial_name, finish_name, f"{base_t}.device", call, whole, one_name)
         else:
