@@ -39,6 +39,17 @@ def evaluate(path: Path, source: str, cid: str = "c") -> Verdict:
     return evaluator.evaluate(Candidate(id=cid, source=source, writer="template"))
 
 
+def header_genes(source: str) -> set[str]:
+    """The `gene=value` settings the module docstring of a generated kernel names (each gene once)."""
+    import ast
+    import re as _re
+
+    doc = ast.get_docstring(ast.parse(source)) or ""
+    found = _re.findall(r"(?<![\w.])([a-z]+\.\w+=[^\s,]+?)(?=[,.]?(?:\s|$))", doc)
+    assert len(found) == len({f.split("=")[0] for f in found}), f"a gene listed twice: {found}"
+    return set(found)
+
+
 def explain(verdict: Verdict) -> str:
     return "\n".join(d.headline() + "\n" + d.evidence for d in verdict.diagnoses)
 

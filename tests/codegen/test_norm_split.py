@@ -341,8 +341,8 @@ def test_partials_merge_welford_statistics(writer: TemplateWriter, tmp_path: Pat
     partial = source.split("def _op_split_partial_kernel")[1].split("@triton.jit")[0]
     finish = source.split("def _op_split_fwd_kernel")[1].split("def op_forward")[0]
     assert "part = part_ptr + (rows * S + sid) * 3" in partial  # count, mean, M2 per chunk
-    assert "p_norm_weight" not in partial  # the affine parameters are read by the merge kernel only
-    assert "_pm2 + sum_2_pcount * sum_2_pdev * sum_2_pdev" in finish  # Chan's merge of M2
+    assert "weight" not in partial  # the affine parameters are read by the merge kernel only
+    assert "_pm2 + x_groups_sum_pcount * x_groups_sum_pdev * x_groups_sum_pdev" in finish  # Chan's merge of M2
     assert "(rows % G) * CPG + cols // HW" in finish  # per-channel weight inside the group's row
     assert "(rows % G) * CPG + start // HW, mask=row_mask" in finish  # ... one per tile when CH_TILE
     assert "CH_TILE=HW % 2048 == 0 and chunk % 2048 == 0" in source
@@ -386,20 +386,20 @@ def test_one_launch_waits_a_bounded_time_and_falls_back_to_the_input(writer: Tem
     )
     one = source.split("def _op_split_one_kernel")[1].split("@triton.jit")[0]
     arrive = one.index("tl.atomic_add(sync_ptr + row, 1, sem='release')")
-    assert one.index("tl.store(part + 2, sum_2_m2") < one.index("tl.debug_barrier()") < arrive
+    assert one.index("tl.store(part + 2, x_groups_sum_m2") < one.index("tl.debug_barrier()") < arrive
     assert "while (arrived < S) & (spins < SPIN_LIMIT):" in one  # bounded
     fallback = one.split("if arrived < S:")[1].split("tl.debug_barrier()")[0]
-    # the row's other chunks from the input, in names of their own (this program's tile v_1 stays as loaded),
+    # the row's other chunks from the input, in names of their own (the tile x_groups stays as loaded),
     # FB elements at a time (never a second whole tile in registers), merged with Chan's formula
-    assert "for other in range(0, S):" in fallback and "v_1 =" not in fallback
+    assert "for other in range(0, S):" in fallback and "x_groups =" not in fallback
     assert "for cstart in range(start_o, tl.minimum(start_o + BLOCK_N, N), FB):" in fallback
-    assert "v_1_c_o = tl.load(v_1_ptr + row_off + cols_c_o" in fallback and "arange(0, BLOCK_N)" not in fallback
-    assert "sum_2_m2_o += sum_2_m2_c_o + sum_2_delta_o * sum_2_delta_o * (" in fallback
+    assert "x_groups_c_o = tl.load(x_groups_ptr + row_off + cols_c_o" in fallback and "arange(0, BLOCK_N)" not in fallback
+    assert "x_groups_sum_m2_o += x_groups_sum_m2_c_o + x_groups_sum_delta_o * x_groups_sum_delta_o * (" in fallback
     assert "part_o = part_ptr + (rows * S + other) * 3" in fallback and ", FB=512," in source
     merge = one.split("tl.debug_barrier()")[-1]
-    assert "cache_modifier='.cg'" in merge and "tl.sum(sum_2_pcount, axis=0)" in merge  # scalar statistics
-    assert "v_1_ptr" not in merge  # the chunk is written from the tile in registers, not read again
-    assert "arrived = torch.zeros((M,)" in source and "spin_limit = 65536 if v_1.device.type == 'cuda' else 1" in source
+    assert "cache_modifier='.cg'" in merge and "tl.sum(x_groups_sum_pcount, axis=0)" in merge  # scalar statistics
+    assert "x_groups_ptr" not in merge  # the chunk is written from the tile in registers, not read again
+    assert "arrived = torch.zeros((M,)" in source and "spin_limit = 65536 if x_groups.device.type == 'cuda' else 1" in source
 
 
 def launch_choice(source: str, rows: int, n: int) -> str:

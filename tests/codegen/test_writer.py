@@ -4,7 +4,7 @@ crossover, and a clear 'unsupported' for ops it has no template for."""
 from __future__ import annotations
 
 import pytest
-from codegen_helpers import EXAMPLES, OPERATORS, evaluate, explain, request_for
+from codegen_helpers import EXAMPLES, OPERATORS, evaluate, explain, header_genes, request_for
 from foundry.codegen import genes as G
 from foundry.core.protocols import Hint
 from foundry.core.records import (
@@ -72,8 +72,8 @@ def test_every_candidate_passes_the_static_guard_and_names_its_genes(writer: Tem
         for c in writer.propose(request_for(path, count=2, expert="tiling_launch")):
             errors, _ = guard.check(c.source)
             assert not errors, (path.name, [e.headline() for e in errors])
-            assert c.source.startswith("# Kernel Foundry candidate for")
-            assert "# genes:" in c.source and c.genes
+            assert c.source.startswith('"""') and "a Kernel Foundry kernel for examples/ops/" in c.source
+            assert header_genes(c.source) and c.genes
             assert all(name in G.SPACE for name in c.genes)
 
 
@@ -204,12 +204,12 @@ def test_generation_zero_keeps_rows_in_registers_past_the_default_tile(writer: T
     [defaults, whole] = writer.propose(request_for(EXAMPLES / "log_softmax.py", count=2))
     assert defaults.notes == "defaults" and "whole rows in registers" in whole.notes
     assert whole.genes["row.max_single_n"] == 32768 and whole.genes["row.num_warps"] == 32
-    assert "if next_power_of_2(N) <= 32768:" in whole.source
+    assert "BLOCK_N=next_power_of_2(N)" in whole.source and "_loop_fwd_kernel" not in whole.source  # all rows fit
     # cross-entropy over the same width reads its rows once in the loop, but reduces every tile twice (online
     # max and sum): whole rows are proposed too, at the gene's top value only (the defaults keep the loop)
     [defaults, whole] = writer.propose(request_for(EXAMPLES / "cross_entropy.py", count=2))
-    assert "whole rows in registers" in whole.notes and "if next_power_of_2(N) <= 32768:" in whole.source
-    assert "next_power_of_2(N) <=" not in defaults.source
+    assert "whole rows in registers" in whole.notes and "BLOCK_N=next_power_of_2(N)" in whole.source
+    assert "BLOCK_N=next_power_of_2(N)" not in defaults.source
     # layer norm's 4,096 columns already fit the default single tile
     assert not any("whole rows" in c.notes for c in writer.propose(request_for(EXAMPLES / "layernorm.py", count=3)))
 

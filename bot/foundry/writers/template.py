@@ -275,7 +275,7 @@ class TemplateWriter:
             if (
                 "row.max_single_n" in base
                 and self.register_rows(analysis, int(base["row.max_single_n"]))
-                and "next_power_of_2(N) <=" in self.render(request.spec, whole)
+                and "BLOCK_N=next_power_of_2(N)" in self.render(request.spec, whole)  # a whole-row launch ships
             ):
                 # second: the island after the defaults' takes it (islands skip candidates another one has);
                 # each row read once, and reduced once rather than tile by tile
