@@ -39,7 +39,7 @@ from foundry.github.detect import DetectedOperator, detect, fingerprint_at, oper
 from foundry.github.events import Event, IssueCommentEvent, load_event, valid_operator
 from foundry.github.gate import GateResult, Target, gate
 from foundry.github.gitrepo import GitRepo
-from foundry.github.publish import REPORTED, Outcome, branch_name, decide, marker_key, publish_operator
+from foundry.github.publish import REPORTED, Outcome, base_key, branch_name, decide, marker_key, publish_operator
 from foundry.github.recheck import Recheck, recheck
 from foundry.github.status import final_body, reply_marker, running_body, status_marker, summary_markdown
 from foundry.report import code_span, escape
@@ -352,6 +352,7 @@ def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[
     if commented:
         api.react(target.comment_id, "eyes")
     try:
+        target = _resume(env, api, target)
         selection = _operators(env, target)
     except FatalError as exc:
         problem = str(exc)
@@ -420,7 +421,7 @@ def optimize(
         write_outputs(env, {"run": "false"})
         return 0
     try:
-        target = _pin(env, result.target, approved)
+        target = _resume(env, api, _pin(env, result.target, approved))
     except ActionError as exc:
         write_summary(env, f"# Kernel Foundry\n\n**Problem:** {exc}")
         write_outputs(env, {"run": "false"})
@@ -552,7 +553,7 @@ def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS, *, ap
     problem = ""
     try:
         pinned = approved or env.extra.get("FOUNDRY_HEAD")
-        target = _pin(env, target, approved)
+        target = _resume(env, api, _pin(env, target, approved))
         plan = _load_plan(artifacts)
         if plan.target.model_copy(update={"head": target.head, "compare_base": target.compare_base}) != target:
             raise ActionError("the artifacts were made for another event than this one")
@@ -585,8 +586,58 @@ def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS, *, ap
     except (FatalError, OSError) as exc:
         problem = str(exc)
         log.error("publish: %s", problem)
+    finished = not problem and all(o.action != "failed" for o in outcomes)
+    if finished and target.kind == "push":
+        _mark_done(env, api, target)
     _finish(env, api, target, outcomes, reports, problem)
-    return 0 if not problem and all(o.action != "failed" for o in outcomes) else 1
+    return 0 if finished else 1
+
+
+def done_ref(base_branch: str) -> str:
+    """The ref (under refs/) that records the last commit of base_branch whose push run the bot finished."""
+    return f"foundry/done/{base_key(base_branch)}"
+
+
+def _resume(env: ActionEnv, api: GitHubApi | None, target: Target) -> Target:
+    """A push run whose `before` is newer than the last commit the bot finished on its branch (done_ref)
+    compares with that commit instead: the operators of a push whose run was cancelled, or failed before it
+    finished, are optimized by the next push's run. A rerun of a push keeps its own range; a history rewritten
+    so that the finished commit is gone keeps `before` (or detection's fallback)."""
+    if target.kind != "push" or api is None or target.compare_base is None:
+        return target  # no base: every operator is new already
+    try:
+        done = api.ref_sha(done_ref(target.base_branch))
+    except GitHubApiError as exc:
+        log.warning("cannot read where the bot last finished: %s; comparing with the push's before", exc)
+        return target
+    git = GitRepo(env.workspace)
+    finished = git.commit(done) if done else None
+    head = git.commit(target.head)
+    if finished is None or head is None or not git.ok("merge-base", "--is-ancestor", finished, head):
+        return target
+    before = git.commit(target.compare_base)
+    if before is not None and git.ok("merge-base", "--is-ancestor", before, finished):
+        return target  # the push's own range starts at (or before) what the bot finished
+    log.info("comparing with %s, the last commit the bot finished on %s", finished[:12], target.base_branch)
+    return target.model_copy(update={"compare_base": finished})
+
+
+def _mark_done(env: ActionEnv, api: GitHubApi, target: Target) -> None:
+    """Record head as finished for its branch: only forward (a rerun of an older push never moves it back)."""
+    if env.extra.get("FOUNDRY_DRY_RUN", "").lower() == "true":
+        return
+    git = GitRepo(env.workspace)
+    ref = done_ref(target.base_branch)
+    try:
+        done = api.ref_sha(ref)
+        if done and git.commit(done) and not git.ok("merge-base", "--is-ancestor", done, target.head):
+            log.info("%s stays at %s: %s is not after it", ref, done[:12], target.head[:12])
+            return
+        api.set_ref(ref, target.head)
+    except GitHubApiError as exc:
+        log.warning(
+            "could not record %s as finished (%s): the next push compares from an older commit", target.head[:12], exc
+        )
 
 
 def _publish_one(

@@ -300,6 +300,16 @@ class FakeGitHub:
                 if name not in issue["labels"]:
                     issue["labels"].append(name)
             return 200, [{"name": n} for n in issue["labels"]], {}
+        if m := re.fullmatch(r"/git/refs?/(.+)", rest):
+            return self._git_ref(method, m.group(1), body)
+        if rest == "/git/refs" and method == "POST":
+            ref, sha = _field(body, "ref"), _field(body, "sha")
+            if not ref.startswith("refs/") or ref.count("/") < 2:
+                raise _Error(422, "Reference name must start with 'refs/' and have at least two slashes.")
+            if self._ref_sha(ref) is not None:
+                raise _Error(422, "Reference already exists")
+            self._update_ref(ref, sha)
+            return 201, self._ref_json(ref.removeprefix("refs/")), {}
         if rest == "/pulls":
             if method == "POST":
                 return 201, self._pull_json(self._create_pull(body)), {}
@@ -322,6 +332,42 @@ class FakeGitHub:
                         pull[key] = body[key]
             return 200, self._pull_json(pull), {}
         raise _Error(404, "Not Found")
+
+    # git refs, kept in the bare repository ---------------------------------------------------------------
+    def _git(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(self.bare), *args], capture_output=True, text=True, check=False)
+
+    def _ref_sha(self, ref: str) -> str | None:
+        return self._git("rev-parse", "--verify", "-q", ref).stdout.strip() or None
+
+    def _update_ref(self, ref: str, sha: str) -> None:
+        if self._git("cat-file", "-e", f"{sha}^{{commit}}").returncode != 0:
+            raise _Error(422, "Object does not exist")
+        self._git("update-ref", ref, sha)
+
+    def _ref_json(self, ref: str) -> dict:
+        sha = self._ref_sha(f"refs/{ref}")
+        api = f"{self.api_url}/repos/{self.repository}/git"
+        return {
+            "ref": f"refs/{ref}",
+            "node_id": f"REF_{ref}",
+            "url": f"{api}/refs/{ref}",
+            "object": {"sha": sha, "type": "commit", "url": f"{api}/commits/{sha}"},
+        }
+
+    def _git_ref(self, method: str, ref: str, body: object) -> tuple[int, object, dict]:
+        if self._ref_sha(f"refs/{ref}") is None:
+            raise _Error(
+                404 if method == "GET" else 422, "Not Found" if method == "GET" else "Reference does not exist"
+            )
+        if method == "PATCH":
+            sha = _field(body, "sha")
+            old = self._ref_sha(f"refs/{ref}")
+            forced = isinstance(body, dict) and body.get("force") is True
+            if not forced and self._git("merge-base", "--is-ancestor", str(old), sha).returncode != 0:
+                raise _Error(422, "Update is not a fast forward")
+            self._update_ref(f"refs/{ref}", sha)
+        return 200, self._ref_json(ref), {}
 
     def _create_pull(self, body: object) -> dict:
         head, base, title = _field(body, "head"), _field(body, "base"), _field(body, "title")

@@ -300,6 +300,32 @@ class GitHubApi:
     def close_pull(self, number: int) -> None:
         self.call(f"close pull request #{number}", lambda: self._repo.get_pull(number).edit(state="closed"))
 
+    # refs the bot keeps -------------------------------------------------------------------------
+    def ref_sha(self, ref: str) -> str | None:
+        """The commit a ref (`foundry/done/main`, without `refs/`) points at; None when there is none."""
+
+        def fetch() -> str | None:
+            try:
+                return self._repo.get_git_ref(ref).object.sha
+            except github.UnknownObjectException:
+                return None
+
+        return self.call(f"ref {ref}", fetch)
+
+    def set_ref(self, ref: str, sha: str) -> None:
+        """Point refs/<ref> at sha, creating it when there is none (the caller decides it only moves forward)."""
+
+        def write() -> None:
+            try:
+                found = self._repo.get_git_ref(ref)
+                found.object  # noqa: B018 (reads it: a missing ref raises here, not at the edit)
+            except github.UnknownObjectException:
+                self._repo.create_git_ref(f"refs/{ref}", sha)
+                return
+            found.edit(sha, force=True)
+
+        self.call(f"set ref {ref}", write)
+
     def add_labels(self, number: int, labels: tuple[str, ...]) -> None:
         if labels:
             self.call(f"labels on #{number}", lambda: self._repo.get_issue(number).add_to_labels(*labels))
