@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from foundry.github.config import parse_config
 from foundry.github.detect import detect, operator_slug
 from gitfixtures import git
@@ -174,3 +175,90 @@ def test_detect_command_json(remote) -> None:
     data = json.loads(proc.stdout)
     assert [(o["ref"], o["status"]) for o in data["operators"]] == [("ops/a.py", "changed")]
     assert "changed  ops/a.py" in proc.stderr
+
+
+# detection misses (issue 26, item 9) ---------------------------------------------------------------------
+def importing(module_line: str, body: str = "return scale(x)") -> str:
+    return kb_op(body).replace("from torch import nn\n", f"from torch import nn\n{module_line}\n")
+
+
+HELPERS = "def scale(x):\n    return x * 2\n\n\ndef unused(x):\n    return x\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "body"),
+    [
+        ("ops/relu.py", "from ops.helpers import scale", "return scale(x)"),
+        ("ops/relu.py", "from .helpers import scale", "return scale(x)"),
+        ("ops/relu.py", "from helpers import scale", "return scale(x)"),  # the script's own directory
+        ("ops/relu.py", "import ops.helpers as h", "return h.scale(x)"),
+        ("ops/relu.py", "from ops import helpers", "return helpers.scale(x)"),
+        ("ops/deep/relu.py", "from ..helpers import scale", "return scale(x)"),
+    ],
+)
+def test_a_helper_imported_from_another_file_of_the_repository_counts(remote, path, line, body) -> None:
+    _, dev = remote
+    c1 = dev.commit({"ops/helpers.py": HELPERS, path: importing(line, body)})
+    c2 = dev.commit({"ops/helpers.py": HELPERS.replace("x * 2", "x * 3")})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {path: "changed"}
+
+
+def test_a_helper_change_that_the_operator_does_not_use_is_no_change(remote) -> None:
+    _, dev = remote
+    c1 = dev.commit({"ops/helpers.py": HELPERS, "ops/relu.py": importing("from ops.helpers import scale")})
+    c2 = dev.commit({"ops/helpers.py": HELPERS.replace("return x\n", "return x + 1\n")})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {}
+    # … but a helper the used one calls, in a third file, does count
+    c3 = dev.commit(
+        {
+            "lib/base.py": "def factor():\n    return 2\n",
+            "ops/helpers.py": "from lib.base import factor\n\n\ndef scale(x):\n    return x * factor()\n",
+        }
+    )
+    assert refs(detect(dev.path, base=c2, head=c3)) == {"ops/relu.py": "changed"}
+    c4 = dev.commit({"lib/base.py": "def factor():\n    return 5\n"})
+    assert refs(detect(dev.path, base=c3, head=c4)) == {"ops/relu.py": "changed"}
+
+
+@pytest.mark.parametrize(
+    ("imports", "base"),
+    [
+        ("import torch.nn as tnn", "tnn.Module"),
+        ("import torch as T", "T.nn.Module"),
+        ("from torch import nn as N", "N.Module"),
+        ("from torch.nn import Module as Base", "Base"),
+    ],
+)
+def test_module_classes_through_import_aliases(remote, imports: str, base: str) -> None:
+    _, dev = remote
+    source = kb_op().replace("from torch import nn\n", f"{imports}\n").replace("(nn.Module)", f"({base})")
+    c1 = dev.commit({"ops/alias.py": source})
+    assert refs(detect(dev.path, base=None, head=c1)) == {"ops/alias.py": "added"}
+
+
+def test_an_unrecognized_base_class_is_skipped_with_a_reason(remote) -> None:
+    _, dev = remote
+    source = kb_op().replace("from torch import nn\n", "from mylib import Layer\n").replace("(nn.Module)", "(Layer)")
+    found = detect(dev.path, base=None, head=dev.commit({"ops/odd.py": source}))
+    assert refs(found) == {}
+    [skip] = found.skipped
+    assert skip.path == "ops/odd.py" and "Model(Layer)" in skip.reason and "torch.nn.Module" in skip.reason
+
+
+def test_a_config_only_change_replans_the_operators_it_affects(remote) -> None:
+    _, dev = remote
+    plain = "import torch\n\nclass Gelu(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    c1 = dev.commit({"ops/a.py": kb_op(), "ops/b.py": kb_op("return x"), "lib/gelu.py": plain})
+    c2 = dev.commit({".github/foundry.yml": "operators: {ops/a.py: {precision: bf16}}\n"})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {"ops/a.py": "changed"}
+    c3 = dev.commit(
+        {
+            ".github/foundry.yml": "operators:\n  ops/a.py: {precision: bf16, labels: [hot]}\n"
+            "  lib/gelu.py::Gelu: {inputs: [[4, 4]]}\n"
+        }
+    )
+    assert refs(detect(dev.path, base=c2, head=c3)) == {"lib/gelu.py::Gelu": "added"}, "labels change no kernel"
+    c4 = dev.commit({".github/foundry.yml": "defaults: {budget: 3}\nexclude: ['ops/b.py', 'lib/**']\n"})
+    assert refs(detect(dev.path, base=c3, head=c4)) == {"ops/a.py": "changed"}
+    c5 = dev.commit({".github/foundry.yml": "defaults: {budget: 3}\n"})
+    assert refs(detect(dev.path, base=c4, head=c5)) == {"ops/b.py": "added"}, "included again"

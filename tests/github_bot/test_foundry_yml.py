@@ -98,3 +98,31 @@ def test_readme_example_config_is_valid() -> None:
     block = docs.split("```yaml\n# .github/foundry.yml\n", 1)[1].split("```", 1)[0]
     config = parse_config(block)
     assert config.operators
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('defaults: {budget: "3"}', "key `defaults.budget`: Input should be a valid integer"),
+        ("defaults: {budget: true}", "key `defaults.budget`: Input should be a valid integer"),
+        ("max_operators: 2.5", "key `max_operators`: Input should be a valid integer"),
+        (
+            'pull_requests: {publish_unmeasured: "no"}',
+            "key `pull_requests.publish_unmeasured`: Input should be a valid",
+        ),
+        ("operators: {ops/a.py: {inputs: [[4, '8']]}}", "key `operators.ops/a.py.inputs.0.1`"),
+        ("max_budget: 3\nmax_budget: 4\n", ":2: not valid YAML: duplicate key 'max_budget'"),
+        ("operators:\n  ops/a.py: {budget: 2}\n  ops/a.py: {budget: 3}\n", "duplicate key 'ops/a.py'"),
+        ("defaults: {budget: 2, budget: 3}", "duplicate key 'budget'"),
+    ],
+)
+def test_values_are_not_coerced_and_keys_not_repeated(text: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config(text, source=".github/foundry.yml at abc")
+    assert str(raised.value).startswith(".github/foundry.yml at abc") and problem in str(raised.value)
+
+
+def test_lists_and_whole_numbers_still_read_naturally() -> None:
+    config = parse_config("pull_requests: {min_speedup: 2, labels: [a]}\noperators: {ops/a.py: {inputs: [[4, 8]]}}")
+    assert config.pull_requests.min_speedup == 2.0 and config.pull_requests.labels == ("a",)
+    assert config.settings_for("ops/a.py").inputs == ((4, 8),)

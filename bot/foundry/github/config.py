@@ -34,7 +34,9 @@ class ConfigError(FatalError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: `budget: "3"` and `budget: true` are errors, not 3 and 1 (the file is validated as JSON, where
+    # lists are tuples and a whole number is a float, but no string or bool is a number)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Settings(_Strict):
@@ -138,12 +140,27 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(p) for p in loc) or "(top level)"
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key given twice in one mapping is an error, not the last one wins."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping", node.start_mark, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def parse_config(text: str | None, *, source: str = CONFIG_PATH) -> FoundryConfig:
     """Parse the YAML text of the config; None or an empty file gives the defaults."""
     if text is None or not text.strip():
         return FoundryConfig()
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -153,7 +170,13 @@ def parse_config(text: str | None, *, source: str = CONFIG_PATH) -> FoundryConfi
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of keys, not {type(data).__name__}")
     try:
-        return FoundryConfig.model_validate(data)
+        as_json = json.dumps(data)
+    except (TypeError, ValueError) as exc:  # dates, sets, non-string keys that JSON cannot hold
+        raise ConfigError(
+            f"{source}: holds a value that is not a string, number, bool, list or mapping: {exc}"
+        ) from exc
+    try:
+        return FoundryConfig.model_validate_json(as_json)
     except ValidationError as exc:
         problems = "; ".join(f"key `{_where(e['loc'])}`: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"{source}: {problems}") from exc

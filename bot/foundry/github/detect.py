@@ -15,12 +15,12 @@ import ast
 import hashlib
 import logging
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from foundry.github.config import CONFIG_PATH, FoundryConfig, parse_config
+from foundry.github.config import CONFIG_PATH, ConfigError, FoundryConfig, parse_config
 from foundry.github.events import valid_operator
 from foundry.github.gitrepo import GitError, GitRepo
 
@@ -96,6 +96,27 @@ def operator_slug(ref: str) -> str:
     return slug[:80].strip("-")
 
 
+def _module_bases(tree: ast.Module) -> set[str]:
+    """How this file spells torch.nn.Module: the usual names plus its own import aliases
+    (`import torch.nn as tnn` → `tnn.Module`, `from torch.nn import Module as M` → `M`)."""
+    names = set(MODULE_BASES)
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and a.name == "torch":
+                    names.add(f"{a.asname}.nn.Module")
+                elif a.asname and a.name == "torch.nn":
+                    names.add(f"{a.asname}.Module")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            for a in node.names:
+                bound = a.asname or a.name
+                if node.module == "torch" and a.name == "nn":
+                    names.add(f"{bound}.Module")
+                elif node.module in ("torch.nn", "torch.nn.modules", "torch.nn.modules.module") and a.name == "Module":
+                    names.add(bound)
+    return names
+
+
 class _FileOperators:
     """The operators of one source text, with fingerprints."""
 
@@ -106,7 +127,16 @@ class _FileOperators:
             for name in _defined_names(node):
                 self.defs.setdefault(name, []).append(node)
         self.kernelbench = "get_inputs" in self.defs
+        self.bases = _module_bases(self.tree)
         self.module_classes = self._module_classes()
+
+    def unrecognized(self) -> list[str]:
+        """Classes that are not module classes, as `Name(Base, …)`: the reason an expected operator is missing."""
+        return [
+            f"{n.name}({', '.join(ast.unparse(b) for b in n.bases)})"
+            for n in self.tree.body
+            if isinstance(n, ast.ClassDef) and n.name not in self.module_classes and n.bases
+        ]
 
     def _module_classes(self) -> dict[str, ast.ClassDef]:
         classes = {n.name: n for n in self.tree.body if isinstance(n, ast.ClassDef)}
@@ -118,7 +148,7 @@ class _FileOperators:
                 if name in found:
                     continue
                 bases = {ast.unparse(b) for b in node.bases}
-                if bases & MODULE_BASES or bases & set(found):
+                if bases & self.bases or bases & set(found):
                     found[name] = node
                     changed = True
         return found
@@ -130,24 +160,138 @@ class _FileOperators:
             used |= {n for n in _names_used(node) if n in self.module_classes and n != name}
         return [n for n in self.module_classes if n not in used]
 
-    def fingerprint(self, class_name: str) -> str:
-        node = self.module_classes[class_name]
+    def closure(self, roots: set[str], skip: str = "") -> tuple[list[str], list[tuple[ast.stmt, str]]]:
+        """The module-level statements roots use, transitively: their source, and the imports among them
+        with the name each binds."""
         seen: set[str] = set()
-        pending = set(_names_used(node))
-        if self.kernelbench:
-            pending |= {d for d in INPUT_DECLARATIONS if d in self.defs}
-        chunks = [ast.unparse(node)]
+        pending = set(roots)
+        chunks: list[str] = []
+        imports: list[tuple[ast.stmt, str]] = []
         while pending:
             name = pending.pop()
-            if name in seen or name == class_name or name not in self.defs:
+            if name in seen or name == skip or name not in self.defs:
                 continue
             seen.add(name)
             for stmt in self.defs[name]:
                 chunks.append(ast.unparse(stmt))
-                if not isinstance(stmt, ast.Import | ast.ImportFrom):
+                if isinstance(stmt, ast.Import | ast.ImportFrom):
+                    imports.append((stmt, name))
+                else:
                     pending |= _names_used(stmt)
-        digest = hashlib.sha256("\n".join(sorted(set(chunks[1:])) + chunks[:1]).encode())
+        return chunks, imports
+
+    def fingerprint(self, class_name: str, sources: _Revision | None = None, path: str = "") -> str:
+        """The class, what it uses in its file and (with sources) what it imports from other files of the
+        repository, so that a change in a helper file is a change of the operator."""
+        node = self.module_classes[class_name]
+        roots = set(_names_used(node))
+        if self.kernelbench:
+            roots |= {d for d in INPUT_DECLARATIONS if d in self.defs}
+        chunks, imports = self.closure(roots, skip=class_name)
+        imported = sorted(set(sources.imported(path, imports, set()))) if sources is not None else []
+        digest = hashlib.sha256("\n".join(sorted(set(chunks)) + [ast.unparse(node)] + imported).encode())
         return digest.hexdigest()[:16]
+
+
+class _Revision:
+    """The repository's Python files at one commit, read from git (never imported), for following imports."""
+
+    def __init__(self, repo: GitRepo, rev: str) -> None:
+        self.repo = repo
+        self.rev = rev
+        self.paths = {p for p in repo.files(rev) if p.endswith(".py")}
+        self._parsed: dict[str, _FileOperators | None] = {}
+
+    def parsed(self, path: str) -> _FileOperators | None:
+        if path not in self._parsed:
+            info = _analyse(self.repo.show(self.rev, path)) if path in self.paths else None
+            self._parsed[path] = info if isinstance(info, _FileOperators) else None
+        return self._parsed[path]
+
+    def module_file(self, module: str | None, level: int, importer: str) -> str | None:
+        """The repository file an import names (`a.b` → a/b.py or a/b/__init__.py, from the root or, as a
+        script's own directory on sys.path, from the importer's directory); None when it is not in the repo."""
+        here = PurePosixPath(importer).parent
+        parts = module.split(".") if module else []
+        if level > 0:
+            bases = [here.parents[level - 2] if level > 1 and len(here.parents) >= level - 1 else here]
+        else:
+            bases = [PurePosixPath(""), here]
+        for base in bases:
+            stem = base.joinpath(*parts) if parts else base
+            for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
+                candidate = candidate.removeprefix("./")
+                if candidate in self.paths:
+                    return candidate
+        return None
+
+    def imported(self, importer: str, imports: list[tuple[ast.stmt, str]], visited: set[str]) -> list[str]:
+        """Source of what the imports bring in from the repository (the names used, transitively)."""
+        chunks: list[str] = []
+        for stmt, bound in imports:
+            if isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    if (alias.asname or alias.name) != bound:
+                        continue
+                    chunks += self._name_from(stmt.module, stmt.level, alias.name, importer, visited)
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if (alias.asname or alias.name.split(".")[0]) == bound:
+                        chunks += self._whole(self.module_file(alias.name, 0, importer), visited)
+        return chunks
+
+    def _name_from(self, module: str | None, level: int, name: str, importer: str, visited: set[str]) -> list[str]:
+        path = self.module_file(module, level, importer)
+        info = self.parsed(path) if path else None
+        if path is None or info is None or name not in info.defs:  # perhaps a submodule: from pkg import mod
+            sub = f"{module}.{name}" if module else name
+            return self._whole(self.module_file(sub, level, importer), visited)
+        key = f"{path}::{name}"
+        if key in visited:
+            return []
+        visited.add(key)
+        chunks, imports = info.closure({name})
+        return [f"# {key}", *chunks, *self.imported(path, imports, visited)]
+
+    def _whole(self, path: str | None, visited: set[str]) -> list[str]:
+        info = self.parsed(path) if path else None
+        if path is None or info is None or path in visited:
+            return []
+        visited.add(path)
+        imports = [
+            (s, n) for s in info.tree.body if isinstance(s, ast.Import | ast.ImportFrom) for n in _defined_names(s)
+        ]
+        return [f"# {path}", ast.unparse(info.tree), *self.imported(path, imports, visited)]
+
+    def importers(self, changed: set[str], config: FoundryConfig) -> set[str]:
+        """Files config wants that import one of changed, directly or through other files."""
+        graph: dict[str, set[str]] = {}
+        for path in self.paths:
+            info = self.parsed(path) if config.wants(path) or path in changed else None
+            if info is None:
+                continue
+            for node in ast.walk(info.tree):
+                if isinstance(node, ast.ImportFrom):
+                    targets = [self.module_file(node.module, node.level, path)]
+                    targets += [
+                        self.module_file(f"{node.module}.{a.name}" if node.module else a.name, node.level, path)
+                        for a in node.names
+                    ]
+                elif isinstance(node, ast.Import):
+                    targets = [self.module_file(a.name, 0, path) for a in node.names]
+                else:
+                    continue
+                for target in targets:
+                    if target is not None and target != path:
+                        graph.setdefault(target, set()).add(path)
+        found: set[str] = set()
+        pending = list(changed)
+        while pending:
+            for importer in graph.get(pending.pop(), ()):
+                if importer not in found:
+                    found.add(importer)
+                    pending.append(importer)
+        return {p for p in found if config.wants(p)}
 
 
 def _defined_names(node: ast.stmt) -> list[str]:
@@ -216,12 +360,17 @@ def detect(
         changes: list[tuple[str, str | None, str]] = [("A", None, p) for p in repo.files(head_sha)]
     else:
         changes = repo.diff(base_sha, head_sha)
+    after_rev = _Revision(repo, head_sha)
+    before_rev = _Revision(repo, base_sha) if base_sha else None
+    old_config = _config_before(repo, base_sha, changes, config)
 
     operators: list[DetectedOperator] = []
     skipped: list[SkippedFile] = []
+    handled: set[str] = set()
     for status, old_path, path in changes:
         if not path.endswith(".py"):
             continue
+        handled.add(path)
         if not config.wants(path) and not (old_path and config.wants(old_path)):
             continue
         if not valid_operator(path):
@@ -239,52 +388,128 @@ def detect(
             if before is not None:
                 for cls in _candidates(before, old_rev_path, config):
                     ref = operator_ref(old_rev_path, cls)
-                    operators.append(_op(before, old_rev_path, cls, "deleted", None, ref))
+                    operators.append(_op(before, old_rev_path, cls, "deleted", None, ref, before_rev))
             continue
         assert after is not None
         found = _candidates(after, path, config)
-        if not found and after.module_classes:
-            skipped.append(
-                SkippedFile(
-                    path=path,
-                    reason="nn.Module classes but no get_inputs() and no inputs in .github/foundry.yml",
-                )
-            )
+        if not found and (after.module_classes or after.kernelbench):
+            skipped.append(SkippedFile(path=path, reason=_no_operator_reason(after)))
         for cls in found:
             ref = operator_ref(path, cls)
             if config.settings_for(ref).skip:
                 skipped.append(SkippedFile(path=path, reason=f"{ref}: skip: true in .github/foundry.yml"))
                 continue
-            fp = after.fingerprint(cls)
-            old_fp = before.fingerprint(cls) if before is not None and cls in before.module_classes else None
+            fp = after.fingerprint(cls, after_rev, path)
+            old_fp = (
+                before.fingerprint(cls, before_rev, old_rev_path)
+                if before is not None and cls in before.module_classes
+                else None
+            )
             if old_fp is None:
                 state: Status = "added"
-            elif old_fp != fp:
+            elif old_fp != fp or _reconfigured(ref, old_config, config):
                 state = "changed"
             elif old_path and old_path != path:
                 state = "renamed"
             else:
                 state = "unchanged"
             if state != "unchanged":
-                operators.append(_op(after, path, cls, state, old_path if old_path != path else None, ref))
+                operators.append(_op(after, path, cls, state, old_path if old_path != path else None, ref, after_rev))
         if before is not None and old_path is None:
             for cls in _candidates(before, path, config):
                 if cls not in after.module_classes:
-                    operators.append(_op(before, path, cls, "deleted", None, operator_ref(path, cls)))
+                    operators.append(_op(before, path, cls, "deleted", None, operator_ref(path, cls), before_rev))
+
+    if before_rev is not None:
+        # files the diff did not touch: an operator changes with a helper it imports from another file, and
+        # with its settings when only .github/foundry.yml changed
+        changed_py = {p for _, old, p in changes if p.endswith(".py")} | {o for _, o, _ in changes if o}
+        again = after_rev.importers(changed_py, config) if changed_py else set()
+        if old_config is not None:
+            again |= {p for p in after_rev.paths if config.wants(p)}
+        for path in sorted(again - handled):
+            operators += _recheck_unchanged_file(path, before_rev, after_rev, old_config or config, config)
     return Detection(base=base_sha, head=head_sha, note=note, operators=tuple(operators), skipped=tuple(skipped))
+
+
+def _config_before(
+    repo: GitRepo, base: str | None, changes: list[tuple[str, str | None, str]], config: FoundryConfig
+) -> FoundryConfig | None:
+    """The config at base when the range changed it (an invalid or missing one counts as the defaults)."""
+    if base is None or not any(CONFIG_PATH in (p, o) for _, o, p in changes):
+        return None
+    try:
+        old = parse_config(repo.show(base, CONFIG_PATH), source=f"{CONFIG_PATH} at {base[:12]}")
+    except ConfigError:
+        old = FoundryConfig()
+    return old if old != config else None
+
+
+# what the optimizer sees of an operator's settings (labels do not change a kernel; skip is handled apart)
+_OPTIMIZER_SETTINGS = {"budget", "writer", "policy", "dtype", "precision", "inputs"}
+
+
+def _reconfigured(ref: str, old: FoundryConfig | None, new: FoundryConfig) -> bool:
+    if old is None:
+        return False
+    before = old.settings_for(ref).model_dump(include=_OPTIMIZER_SETTINGS)
+    return before != new.settings_for(ref).model_dump(include=_OPTIMIZER_SETTINGS)
+
+
+def _recheck_unchanged_file(
+    path: str, before_rev: _Revision, after_rev: _Revision, old_config: FoundryConfig, config: FoundryConfig
+) -> list[DetectedOperator]:
+    """The operators of a file the range did not change whose imports or settings changed."""
+    after, before = after_rev.parsed(path), before_rev.parsed(path)
+    if after is None or not valid_operator(path):
+        return []
+    old_candidates = (
+        set(_candidates(before, path, old_config)) if before is not None and old_config.wants(path) else set()
+    )
+    found: list[DetectedOperator] = []
+    for cls in _candidates(after, path, config):
+        ref = operator_ref(path, cls)
+        if config.settings_for(ref).skip:
+            continue
+        if cls not in old_candidates or old_config.settings_for(ref).skip:
+            state: Status = "added"  # newly named or included by the config
+        elif before is not None and (
+            before.fingerprint(cls, before_rev, path) != after.fingerprint(cls, after_rev, path)
+            or _reconfigured(ref, old_config, config)
+        ):
+            state = "changed"
+        else:
+            continue
+        found.append(_op(after, path, cls, state, None, ref, after_rev))
+    return found
+
+
+def _no_operator_reason(info: _FileOperators) -> str:
+    if info.kernelbench and not info.module_classes:
+        classes = info.unrecognized()
+        if classes:
+            return (
+                f"get_inputs() but no class recognized as torch.nn.Module ({', '.join(classes[:3])}): "
+                "derive from nn.Module, torch.nn.Module or an alias this file imports, or a class of this file"
+            )
+        return "get_inputs() but no nn.Module class"
+    return "nn.Module classes but no get_inputs() and no inputs in .github/foundry.yml"
 
 
 def fingerprint_at(repo_root: Path, head: str, ref: str) -> str | None:
     """The operator's fingerprint at a commit, read from git (None when it is not there)."""
     path, _, cls = ref.partition("::")
-    info = _analyse(GitRepo(repo_root).show(head, path))
+    repo = GitRepo(repo_root)
+    info = _analyse(repo.show(head, path))
     name = cls or "Model"
     if not isinstance(info, _FileOperators) or name not in info.module_classes:
         return None
-    return info.fingerprint(name)
+    return info.fingerprint(name, _Revision(repo, head), path)
 
 
-def _op(info: _FileOperators, path: str, cls: str, status: Status, previous: str | None, ref: str) -> DetectedOperator:
+def _op(
+    info: _FileOperators, path: str, cls: str, status: Status, previous: str | None, ref: str, sources: _Revision | None
+) -> DetectedOperator:
     return DetectedOperator(
         ref=ref,
         path=path,
@@ -294,5 +519,5 @@ def _op(info: _FileOperators, path: str, cls: str, status: Status, previous: str
         previous_path=previous,
         kernelbench=info.kernelbench,
         line=info.module_classes[cls].lineno,
-        fingerprint=info.fingerprint(cls),
+        fingerprint=info.fingerprint(cls, sources, path),
     )

@@ -1,0 +1,36 @@
+"""Detection misses, through the action end to end: a push that changes only a helper file, or only
+.github/foundry.yml, re-optimizes the operators it affects."""
+
+from __future__ import annotations
+
+import pytest
+from harness import ZERO, kernel_source, operator_source
+
+pytestmark = pytest.mark.e2e
+
+OP = "ops/scale.py"
+
+
+def test_a_push_of_a_helper_file_or_of_the_config_alone_reoptimizes_the_operator(bot) -> None:
+    helper = "def factor():\n    return {}\n"
+    source = operator_source(2.0).replace("import torch\n", "import torch\nfrom ops.consts import factor\n", 1)
+    source = source.replace("torch.relu(x) * 2.0", "torch.relu(x) * factor()")
+    bot.candidates[OP] = kernel_source(2.0)
+    sha1 = bot.dev.commit({OP: source, "ops/consts.py": helper.format(2.0)}, "add scale")
+    bot.dev.push()
+    assert bot.run("run", bot.env("push", bot.push_payload(ZERO, sha1), sha1)) == 0
+    [pull] = bot.fake.open_pulls()
+
+    bot.candidates[OP] = kernel_source(3.0)
+    sha2 = bot.dev.commit({"ops/consts.py": helper.format(3.0)}, "scale by 3")
+    bot.dev.push()
+    assert bot.run("run", bot.env("push", bot.push_payload(sha1, sha2), sha2)) == 0
+    assert bot.optimized == [OP, OP], "the helper's change is a change of the operator"
+    assert bot.branch_file("foundry/main/ops-scale", "ops/scale_foundry.py") == kernel_source(3.0)
+    assert [p["number"] for p in bot.fake.open_pulls()] == [pull["number"]]
+
+    sha3 = bot.dev.commit({".github/foundry.yml": "operators: {ops/scale.py: {budget: 3}}\n"}, "config")
+    bot.dev.push()
+    env = bot.env("push", bot.push_payload(sha2, sha3), sha3)
+    assert bot.run("run", env) == 0
+    assert bot.optimized == [OP, OP, OP], "the operator's settings changed"
