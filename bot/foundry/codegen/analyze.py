@@ -291,7 +291,9 @@ def analyze(loaded: Any) -> Analysis:
         stored_args=merger.stored,
         full_shapes={name: tuple(node.shape) for name, node in graphs[1].nodes.items()},
         channel_convs=channel_convs,
-        capture_shapes={name: tuple(tuple(g.nodes[name].shape) for g in graphs) for name in main.nodes},
+        capture_shapes={  # nodes the planner added to the main graph (a gather's load) have its shape only
+            name: tuple(tuple((g.nodes.get(name) or node).shape) for g in graphs) for name, node in main.nodes.items()
+        },
     )
 
 
