@@ -100,6 +100,11 @@ class ActionEnv:
         )
 
     @property
+    def dry_run(self) -> bool:
+        """FOUNDRY_DRY_RUN=true (the action's `dry-run` input): the summary, no pull requests or refs."""
+        return self.extra.get("FOUNDRY_DRY_RUN", "").strip().lower() == "true"
+
+    @property
     def run_url(self) -> str:
         if not self.run_id:
             return ""
@@ -359,7 +364,7 @@ def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[
         planned: list[PlannedOperator] = []
     else:
         planned = selection.planned
-        if selection.retired and api is not None:
+        if selection.retired and api is not None and not env.dry_run:
             try:
                 _retire(api, selection.retired, target.head, target.base_branch)
             except GitHubApiError as exc:
@@ -624,7 +629,7 @@ def _resume(env: ActionEnv, api: GitHubApi | None, target: Target) -> Target:
 
 def _mark_done(env: ActionEnv, api: GitHubApi, target: Target) -> None:
     """Record head as finished for its branch: only forward (a rerun of an older push never moves it back)."""
-    if env.extra.get("FOUNDRY_DRY_RUN", "").lower() == "true":
+    if env.dry_run:
         return
     git = GitRepo(env.workspace)
     ref = done_ref(target.base_branch)
@@ -693,6 +698,7 @@ def _publish_one(
         remote=parts.remote,
         footer=footer,
         source=fingerprint_at(git.root, head, op.ref) or "",
+        dry_run=env.dry_run,
     )
 
 

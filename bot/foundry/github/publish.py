@@ -151,6 +151,7 @@ def publish_operator(
     remote: str = "origin",
     footer: str = "",
     source: str = "",
+    dry_run: bool = False,
 ) -> Outcome:
     """Open or update the PR for ref (a validated repository-relative operator ref) from its report.
     source: the operator's fingerprint at head, recorded in the marker; a pull request someone closed
@@ -195,6 +196,9 @@ def publish_operator(
                 "Kernel Foundry proposes again when the operator changes (or reopen it)"
             )
             return base.model_copy(update={"reason": why, "pr_number": None})
+    if dry_run:
+        verb = f"update pull request #{existing.number}" if existing is not None else "open a pull request"
+        return base.model_copy(update={"reason": f"dry run: would {verb} from {branch} ({why})"})
     old_sha = git.remote_branch(remote, branch)
     if old_sha is not None:
         git.fetch(remote, f"refs/heads/{branch}")
