@@ -41,7 +41,15 @@ from foundry.github.gate import GateResult, Target, gate
 from foundry.github.gitrepo import GitRepo
 from foundry.github.publish import REPORTED, Outcome, base_key, branch_name, decide, marker_key, publish_operator
 from foundry.github.recheck import Recheck, recheck
-from foundry.github.status import final_body, reply_marker, running_body, status_marker, summary_markdown
+from foundry.github.status import (
+    RUNNING,
+    final_body,
+    reply_marker,
+    running_body,
+    status_marker,
+    stopped_body,
+    summary_markdown,
+)
 from foundry.report import code_span, escape
 
 log = logging.getLogger(__name__)
@@ -205,8 +213,11 @@ def run_optimizer(env: ActionEnv, op: PlannedOperator, out_dir: Path) -> int:
 
 
 def default_checker(git: GitRepo, commit: str, ref: str, kernel: str, policy: str) -> Recheck:
-    """Publish's own check of a kernel (foundry check on the CPU, in a child without the token)."""
-    return recheck(git, commit, ref, kernel, policy=policy)
+    """Publish's own check of a kernel (foundry check on the CPU, in a child without the token and without
+    the capabilities that read this non-dumpable process's environment)."""
+    from foundry.evaluate import sandbox  # ctypes only: no torch for the action
+
+    return recheck(git, commit, ref, kernel, policy=policy, preexec=sandbox.drop_inspection)
 
 
 DEFAULT_PARTS = Parts(api_factory=default_api, optimizer=run_optimizer)
@@ -350,6 +361,9 @@ def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[
         if result.config_error:
             api.react(comment_id, "confused")
         api.upsert_comment(issue, reply_marker(comment_id), result.reply)
+    if result.stop and api is not None and comment_id is not None and issue is not None:
+        login = event.comment.user.login  # type: ignore[union-attr]
+        return None, [], _stop(env, api, issue, comment_id, login)
     target = result.target
     if not result.run or target is None:
         return None, [], result.reason
@@ -378,9 +392,35 @@ def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[
             api.upsert_comment(
                 target.issue_number,
                 status_marker(target.comment_id),
-                running_body([p.ref for p in planned], run_url=env.run_url),
+                running_body([p.ref for p in planned], run_url=env.run_url, run_id=env.run_id),
             )
     return (target if planned else None), planned, problem or result.reason
+
+
+RUN_MARKER = re.compile(r"<!-- kernel-foundry:run id=(\d+) -->")
+
+
+def _stop(env: ActionEnv, api: GitHubApi, issue: int, comment_id: int, login: str) -> str:
+    """`/foundry stop`: cancel the runs whose status comments on this thread say they are still optimizing,
+    mark those comments stopped, and answer."""
+    stopped: list[str] = []
+    for comment in api.bot_comments(issue):
+        found = RUN_MARKER.search(comment.body)
+        request = re.search(r"<!-- kernel-foundry:status comment=(\d+) -->", comment.body)
+        if found is None or request is None or RUNNING not in comment.body or found.group(1) == env.run_id:
+            continue
+        run_id = found.group(1)
+        if api.cancel_run(int(run_id)):
+            stopped.append(run_id)
+        run_url = f"{env.server_url.rstrip('/')}/{env.repository}/actions/runs/{run_id}"
+        api.upsert_comment(issue, status_marker(int(request.group(1))), stopped_body(login, run_url=run_url))
+    api.react(comment_id, "+1")
+    if stopped:
+        reply = f"@{login} stopped: workflow run {', '.join(stopped)} was cancelled."
+    else:
+        reply = f"@{login} nothing to stop: no Kernel Foundry run of this thread is in progress."
+    api.upsert_comment(issue, reply_marker(comment_id), reply)
+    return f"/foundry stop: {len(stopped)} run(s) cancelled"
 
 
 def triage(env: ActionEnv, parts: Parts = DEFAULT_PARTS) -> int:
@@ -751,7 +791,7 @@ def run_all(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> in
                 api.upsert_comment(
                     target.issue_number,
                     status_marker(target.comment_id),
-                    running_body(refs, run_url=env.run_url, done=done),
+                    running_body(refs, run_url=env.run_url, done=done, run_id=env.run_id),
                 )
             except GitHubApiError as exc:
                 log.warning("status comment not updated: %s", exc)

@@ -60,6 +60,7 @@ class FakeGitHub:
         self.comments: dict[int, dict] = {}
         self.pulls: dict[int, dict] = {}
         self.reactions: list[dict] = []
+        self.runs: dict[int, str] = {}  # workflow run id → status (in_progress, queued, completed)
         self.calls: list[Call] = []
         self.faults: list[Fault] = []
         self._next_number = 1
@@ -300,6 +301,17 @@ class FakeGitHub:
                 if name not in issue["labels"]:
                     issue["labels"].append(name)
             return 200, [{"name": n} for n in issue["labels"]], {}
+        if m := re.fullmatch(r"/actions/runs/(\d+)(/cancel)?", rest):
+            run_id = int(m.group(1))
+            if run_id not in self.runs:
+                raise _Error(404, "Not Found")
+            if m.group(2) and method == "POST":
+                if self.runs[run_id] == "completed":
+                    raise _Error(409, "Cannot cancel a workflow run that is completed.")
+                self.runs[run_id] = "completed"
+                return 202, {}, {}
+            api = f"{self.api_url}/repos/{self.repository}/actions/runs/{run_id}"
+            return 200, {"id": run_id, "url": api, "cancel_url": f"{api}/cancel", "status": self.runs[run_id]}, {}
         if m := re.fullmatch(r"/git/refs?/(.+)", rest):
             return self._git_ref(method, m.group(1), body)
         if rest == "/git/refs" and method == "POST":

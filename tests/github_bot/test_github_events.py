@@ -20,6 +20,7 @@ REPO = {"full_name": "acme/models", "default_branch": "main", "owner": {"login":
 
 def test_command_parsing() -> None:
     assert parse_command("/foundry optimize ops/a.py --budget 8\nthanks!", max_budget=64).model_dump() == {
+        "verb": "optimize",
         "operator": "ops/a.py",
         "budget": 8,
     }
@@ -28,6 +29,8 @@ def test_command_parsing() -> None:
     assert parse_command("please /foundry optimize", max_budget=64) is None
     assert parse_command("/foundryoptimize", max_budget=64) is None
     assert parse_command("", max_budget=64) is None
+    assert parse_command("/foundry stop", max_budget=64).verb == "stop"
+    assert parse_command("/foundry retry\nplease", max_budget=64).verb == "retry"
 
 
 @pytest.mark.parametrize(
@@ -46,6 +49,8 @@ def test_command_parsing() -> None:
         ("/foundry optimize --exec=x", "unknown option"),
         ("/foundry optimize 'unclosed", "could not read"),
         ("/foundry help", ""),
+        ("/foundry stop now", "`stop` takes no arguments"),
+        ("/foundry retry ops/a.py", "`retry` takes no arguments"),
     ],
 )
 def test_bad_commands(body: str, message: str) -> None:

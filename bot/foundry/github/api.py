@@ -240,6 +240,21 @@ class GitHubApi:
             self.bot_login = made.author
         return made
 
+    def bot_comments(self, issue: int) -> list[CommentRef]:
+        """The bot's own comments on an issue or pull request, oldest first."""
+        return self._lookup(
+            f"comments of #{issue}",
+            lambda: [_comment(c) for c in self._repo.get_issue(issue).get_comments() if c.user.login == self.bot_login],
+        )
+
+    def comment(self, comment_id: int) -> CommentRef:
+        return self.call(f"comment {comment_id}", lambda: _comment(self._repo.get_issue(0).get_comment(comment_id)))
+
+    def cancel_run(self, run_id: int) -> bool:
+        """Ask GitHub to cancel a workflow run; False when it had already finished (409)."""
+        run = self._repo.get_workflow_run(run_id)
+        return self.call(f"cancel workflow run {run_id}", run.cancel)
+
     def _issue_comment(self, comment_id: int) -> github.IssueComment.IssueComment:
         # get_issue and get_comment only build URLs (…/issues/comments/{id}); no request is made
         return self._repo.get_issue(0).get_comment(comment_id)

@@ -27,6 +27,8 @@ HELP = (
     "- `OPERATOR` is `path/to/file.py` (class `Model`) or `path/to/file.py::ClassName`; "
     "on a pull request it may be left out to optimize the operators the pull request changed.\n"
     "- `--budget N` caps the candidates evaluated (at most {max_budget} here).\n"
+    "- `/foundry stop` cancels the run this thread started.\n"
+    "- `/foundry retry` runs this thread's last accepted `/foundry optimize` again.\n"
     "- `/foundry help` shows this message."
 )
 
@@ -149,6 +151,7 @@ def parse_event(name: str, data: object) -> Event:
 class OptimizeCommand(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    verb: Literal["optimize", "stop", "retry"] = "optimize"
     operator: str | None = None
     budget: int | None = None
 
@@ -175,6 +178,10 @@ def parse_command(body: str, *, max_budget: int) -> OptimizeCommand | None:
         raise CommandError(f"could not read the command: {exc}") from exc
     if not words or words[0] in ("help", "--help", "-h"):
         raise CommandError("")
+    if words[0] in ("stop", "retry"):
+        if len(words) > 1:
+            raise CommandError(f"`{words[0]}` takes no arguments")
+        return OptimizeCommand(verb=words[0])
     if words[0] != "optimize":
         raise CommandError(f"unknown command `{_clip(words[0])}`")
     operator: str | None = None

@@ -8,6 +8,7 @@ their code never reaches the GPU runner.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -20,6 +21,7 @@ from foundry.github.events import (
     DispatchEvent,
     Event,
     IssueCommentEvent,
+    OptimizeCommand,
     PushEvent,
     help_text,
     parse_command,
@@ -56,6 +58,7 @@ class GateResult(BaseModel):
     reason: str  # for logs and the job summary
     reply: str | None = None  # a comment to post when refusing (help, permission)
     config_error: bool = False  # the refusal is an invalid .github/foundry.yml (answered with 😕)
+    stop: bool = False  # `/foundry stop` by someone with write access: cancel this thread's runs
     target: Target | None = None
 
 
@@ -151,6 +154,16 @@ def _gate_comment(
     assert command is not None
     repo = event.repository.full_name
     number = event.issue.number
+    if command.verb == "stop":
+        return GateResult(run=False, reason=f"/foundry stop by {author.login} on #{number}", stop=True)
+    if command.verb == "retry":
+        previous = _last_request(api, number, config.max_budget)
+        if previous is None:
+            return _skip(
+                "nothing to retry",
+                reply=f"@{author.login} there is nothing to retry: no `/foundry optimize` on this thread was run.",
+            )
+        command = previous
     if event.issue.is_pull_request:
         pull = api.pull(number)
         if pull.state != "open":
@@ -194,3 +207,19 @@ def _gate_comment(
             actor=author.login,
         )
     return GateResult(run=True, reason=f"/foundry optimize by {author.login} on #{number}", target=target)
+
+
+STATUS = re.compile(r"<!-- kernel-foundry:status comment=(\d+) -->")
+
+
+def _last_request(api: GitHubApi, issue: int, max_budget: int) -> OptimizeCommand | None:
+    """The thread's last `/foundry optimize` that the bot ran: the comment its newest status comment names."""
+    ids = [int(m.group(1)) for c in api.bot_comments(issue) for m in [STATUS.search(c.body)] if m]
+    for comment_id in sorted(ids, reverse=True):
+        try:
+            command = parse_command(api.comment(comment_id).body, max_budget=max_budget)
+        except CommandError:
+            continue
+        if command is not None and command.verb == "optimize":
+            return command
+    return None

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -66,9 +66,12 @@ def recheck(
     policy: str = "strict",
     environ: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    preexec: Callable[[], None] | None = None,
 ) -> Recheck:
     """`python -m foundry check REF KERNEL --json` in an export of commit: verified only when the child
-    says so in a valid verdict for this kernel."""
+    says so in a valid verdict for this kernel. preexec runs between fork and exec (the composition root
+    drops the capabilities that read other processes there, so that even as root the child cannot read
+    the publish step's environment)."""
     env = child_environment(os.environ if environ is None else environ)
     with tempfile.TemporaryDirectory(prefix="foundry-recheck-") as tmp:
         tree = export_tree(git, commit, Path(tmp))
@@ -77,7 +80,9 @@ def recheck(
         cmd = [sys.executable, "-m", "foundry", "check", ref, str(kernel), "--policy", policy, "--json"]
         log.info("re-checking %s %s", ref, WHERE)
         try:
-            proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout_s)
+            proc = subprocess.run(
+                cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout_s, preexec_fn=preexec
+            )
         except subprocess.TimeoutExpired:
             return Recheck(verified=False, reason=f"publish's own check {WHERE} did not finish in {timeout_s:.0f} s")
     if proc.returncode not in (0, 1):

@@ -19,12 +19,27 @@ def reply_marker(comment_id: int) -> str:
     return f"<!-- kernel-foundry:reply comment={comment_id} -->"
 
 
-def running_body(operators: Sequence[str], *, run_url: str, done: int = 0) -> str:
+RUNNING = "is optimizing"
+
+
+def run_marker(run_id: str) -> str:
+    """Which workflow run a running status comment belongs to (what `/foundry stop` cancels)."""
+    return f"<!-- kernel-foundry:run id={run_id} -->" if run_id.isdigit() else ""
+
+
+def stopped_body(login: str, *, run_url: str) -> str:
+    where = f" ([workflow run]({run_url}))" if run_url else ""
+    return f"🛑 **Kernel Foundry** was stopped by @{login}{where}."
+
+
+def running_body(operators: Sequence[str], *, run_url: str, done: int = 0, run_id: str = "") -> str:
     listed = "\n".join(
         f"- {'✅' if i < done else ('⏳' if i == done else '⏸️')} {code_span(op)}" for i, op in enumerate(operators)
     )
     where = f" ([workflow run]({run_url}))" if run_url else ""
-    return f"⏳ **Kernel Foundry** is optimizing{where}:\n\n{listed or '- (detecting operators)'}"
+    marker = run_marker(run_id)
+    body = f"⏳ **Kernel Foundry** {RUNNING}{where}:\n\n{listed or '- (detecting operators)'}"
+    return f"{body}\n{marker}" if marker else body
 
 
 def outcome_line(outcome: Outcome) -> str:
