@@ -346,8 +346,21 @@ class GitHubApi:
             self.call(f"labels on #{number}", lambda: self._repo.get_issue(number).add_to_labels(*labels))
 
 
+HINTS = {
+    "resource not accessible by integration": (
+        "the token lacks a permission: give the job `contents: write` and `pull-requests: write`"
+    ),
+    "not permitted to create or approve pull requests": (
+        'turn on "Allow GitHub Actions to create and approve pull requests" (Settings → Actions → General), '
+        "or pass a GitHub App token as github-token"
+    ),
+    "no commits between": "the branch adds nothing to its base (the kernel is there already)",
+}
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, GithubException):
         message = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
-        return f"HTTP {exc.status}: {message or exc}"
+        hint = next((h for k, h in HINTS.items() if k in str(message).lower()), "")
+        return f"HTTP {exc.status}: {message or exc}" + (f" ({hint})" if hint else "")
     return f"{type(exc).__name__}: {exc}"
