@@ -1065,22 +1065,25 @@ class CandidateEvaluator:
 
     def judge(self, message: dict[str, Any], jobdir: Path, prepared: Prepared) -> dict[str, Any]:
         refs, containers = prepared.refs, prepared.containers
-        calls = message["calls"]
+        calls = message["calls"] if isinstance(message.get("calls"), list) else []
         outputs = self.worker_outputs(jobdir / "outputs.pt")
-        shared = delivered([c.get("delivered") for c in calls], prepared.calls, len(calls))
         failures: list[Diagnosis] = []
         plan = exchange.call_plan(self.trials, len(refs), prepared.reweighted)
-        if [(c.get("label"), c.get("trial")) for c in calls] != plan or len(outputs) != len(calls):
+        reported, plain_at = exchange.without_plain([(c.get("label"), c.get("trial")) for c in calls])
+        if reported != plan or plain_at is None or len(outputs) != len(calls):
             failures.append(
                 Diagnosis(
                     stage=Stage.RUN,
                     kind=FailureKind.CRASH,
                     rule="call_plan",
                     message=f"the worker reported {len(calls)} calls and {len(outputs)} outputs, not the "
-                    f"{len(plan)} calls of the plan in order",
+                    f"{len(plan)} calls of the plan in order and one plain call",
                 )
             )
             return {"failures": failures, "checks": [], "launches": 0, "library": []}
+        planned = [c for i, c in enumerate(calls) if i != plain_at]
+        shared = delivered([c.get("delivered") for c in planned], prepared.calls, len(planned))
+        shared.insert(plain_at, None)  # the plain call's outputs come through the outputs file
         checks: list[str] = []
         tolerances = self.probe_tolerances or []
         state_kinds = {
@@ -1089,13 +1092,18 @@ class CandidateEvaluator:
             "rewrite": "when new inputs are written into the same buffers",
             "fresh": "on new inputs after all other calls",
             "reweighted": "when the parameters were changed in place (a kernel kept values derived from them)",
+            exchange.PLAIN: "when the memory it allocates holds finite values, as reused memory does in use (checked "
+            "calls fill it with NaN: a kernel that reads its uninitialised buffers tells them apart)",
         }
         modes = (("train", "in train mode"), ("requires_grad", "on inputs that require grad"))
         used = [what for mode, what in modes if prepared.modes.get(mode)]
         if used:  # worker.run: those calls run as modules are used
             for label in ("moved", "fresh"):
                 state_kinds[label] += f", {' and '.join(used)}"
-        for c, (call, mapped, on_device) in enumerate(zip(calls, outputs, shared, strict=True)):
+        order = [c for c in range(len(calls)) if c != plain_at] + [plain_at]  # a result never written reads as
+        # NaN on the planned calls (incomplete_output): the plain call, where it reads as a mismatch, comes last
+        for c in order:
+            call, mapped, on_device = calls[c], outputs[c], shared[c]
             out = self.onto_device(mapped, on_device)  # one call's outputs on the device at a time
             label, trial = call["label"], call["trial"]
             expected = refs[trial]
@@ -1117,6 +1125,7 @@ class CandidateEvaluator:
                 "no aliasing",
                 "inputs unmodified",
                 "full coverage (NaN poison)",
+                "allocations holding finite values (one plain call)",
                 f"{len([c for c in calls if c['label'] == 'trial'])} trials within tolerance",
                 "independent of call count and buffer addresses",
                 "grad enabled and disabled",
@@ -1249,7 +1258,15 @@ class CandidateEvaluator:
             tol = tolerances[k] if k < len(tolerances) else self.tolerance
             diag = compare(o, r, tol, kind=kind, what=f"{what}, output {k}")
             if diag is not None:
-                if label != "trial":
+                if label == exchange.PLAIN:
+                    diag = diag.model_copy(
+                        update={
+                            "rule": "finite_allocations",
+                            "message": f"result wrong {state_kinds[label]}: {diag.message}",
+                            "kind": FailureKind.MISMATCH,
+                        }
+                    )
+                elif label != "trial":
                     diag = diag.model_copy(
                         update={
                             "rule": f"state:{label}",

@@ -84,6 +84,28 @@ def call_plan(default_trials: int, trials: int, reweighted: bool = False) -> lis
     return plan
 
 
+# One call more than the plan, at a position the worker draws when it runs (the candidate cannot know it): trial
+# 0's inputs at new addresses, with what the candidate allocates filled with finite values instead of NaN (as
+# reused memory holds in use). A kernel that reads its own uninitialised buffers to tell a checked call (NaN
+# there) from use is wrong on this call.
+PLAIN = "plain"
+
+
+def with_plain(plan: list[tuple[str, int]], at: int) -> list[tuple[str, int]]:
+    """The plan with the plain call (PLAIN, trial 0) inserted before call `at` (0 <= at <= len(plan))."""
+    return plan[:at] + [(PLAIN, 0)] + plan[at:]
+
+
+def without_plain(reported: list[tuple[Any, Any]]) -> tuple[list[tuple[Any, Any]], int | None]:
+    """The calls a worker reported, less the plain call, and the plain call's position: None unless there is
+    exactly one, expecting trial 0."""
+    at = [i for i, (label, _) in enumerate(reported) if label == PLAIN]
+    rest = [r for r in reported if r[0] != PLAIN]
+    if len(at) != 1 or reported[at[0]][1] != 0:
+        return rest, None
+    return rest, at[0]
+
+
 def grad_enabled(call: int) -> bool:
     """Whether call `call` of the plan runs with autograd enabled: every other one, as modules are called in
     use (training and inference), so that a kernel cannot tell a checked call by its grad mode."""

@@ -97,6 +97,10 @@ SYSCALLS = {
         "keyctl": 250,
         "clone": 56,
         "clone3": 435,
+        "fork": 57,
+        "vfork": 58,
+        "execve": 59,
+        "execveat": 322,
     },
     "aarch64": {
         "kill": 129,
@@ -148,6 +152,8 @@ SYSCALLS = {
         "keyctl": 219,
         "clone": 220,
         "clone3": 435,
+        "execve": 221,
+        "execveat": 281,
     },
 }
 SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target process
@@ -203,6 +209,7 @@ NAMESPACES = (
 KEYRING = ("add_key", "request_key", "keyctl")
 SEALED = DENIED + NETWORK + METADATA + NAMESPACES + KEYRING
 # CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+CLONE_THREAD = 0x00010000
 CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 
 PR_SET_NO_NEW_PRIVS = 38
@@ -339,6 +346,63 @@ class Filter:
             raise OSError(ctypes.get_errno(), "seccomp(SECCOMP_SET_MODE_FILTER, TSYNC)")
         if done > 0:
             raise OSError(f"seccomp: thread {done} could not take the filter")
+
+
+def process_program(arch: str) -> list[tuple[int, int, int, int]]:
+    """The BPF rows of `forbid_processes`: fork, vfork, execve, execveat and clone without CLONE_THREAD fail
+    with EPERM (clone3 already answers ENOSYS after `seal`, so glibc's threads come through clone)."""
+    numbers = SYSCALLS[arch]
+    denied = [numbers[name] for name in ("fork", "vfork", "execve", "execveat") if name in numbers]
+    code: list[tuple[int, str | int, str | int, int]] = [
+        (BPF_LD_W_ABS, 0, 0, OFF_ARCH),
+        (BPF_JEQ_K, 0, "deny", AUDIT_ARCH[arch]),
+        (BPF_LD_W_ABS, 0, 0, OFF_NR),
+    ]
+    code += [(BPF_JEQ_K, "deny", 0, nr) for nr in denied]
+    code.append((BPF_JEQ_K, "clone", 0, numbers["clone"]))
+    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
+    labels = {"clone": len(code)}
+    code += [
+        (BPF_LD_W_ABS, 0, 0, OFF_ARG0_LO),  # clone's flags
+        (BPF_JSET_K, 0, "deny", CLONE_THREAD),
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),  # a thread
+    ]
+    labels["deny"] = len(code)
+    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | EPERM))
+    return [
+        (op, labels[jt] - i - 1 if isinstance(jt, str) else jt, labels[jf] - i - 1 if isinstance(jf, str) else jf, k)
+        for i, (op, jt, jf, k) in enumerate(code)
+    ]
+
+
+def forbid_processes() -> bool:
+    """A third stage, on every thread of this process, where the candidate needs no other program (the CPU,
+    where Triton's interpreter compiles nothing): no fork, vfork or exec, clone only for threads. A forked copy of
+    the candidate's process computes where the runtime guard (a dispatch mode of this process) never looks.
+    False where the system has no seccomp; raises OSError where the kernel refuses."""
+    if not available():
+        return False
+    arch, libc_name = machine(), libc_path()
+    assert arch is not None and libc_name is not None
+    rows = process_program(arch)
+    array = (SockFilter * len(rows))(*(SockFilter(*row) for row in rows))
+    fprog = SockFprog(len(rows), array)
+    libc = ctypes.CDLL(libc_name, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+    libc.syscall.restype = ctypes.c_long
+    done = libc.syscall(
+        ctypes.c_long(SECCOMP_SYSCALL[arch]),
+        ctypes.c_uint(SECCOMP_SET_MODE_FILTER),
+        ctypes.c_uint(SECCOMP_FILTER_FLAG_TSYNC),
+        ctypes.cast(ctypes.pointer(fprog), ctypes.c_void_p),
+    )
+    if done < 0:
+        raise OSError(ctypes.get_errno(), "seccomp(SECCOMP_SET_MODE_FILTER, TSYNC)")
+    if done > 0:
+        raise OSError(f"seccomp: thread {done} could not take the filter")
+    return True
 
 
 def seal() -> bool:

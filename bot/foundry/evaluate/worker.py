@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import sys
 import traceback
@@ -185,7 +186,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     # library convolutions (hybrid policy) at the operator's precision: no TF32 for fp32 operators
     torch.backends.cudnn.allow_tf32 = bool(job.get("tf32", False))
     from foundry.evaluate import interp_autotune, jobfiles, timing  # binds the timer before candidate code runs
-    from foundry.evaluate.exchange import call_plan, deliver, grad_enabled
+    from foundry.evaluate.exchange import PLAIN, call_plan, deliver, grad_enabled, with_plain
     from foundry.evaluate.runtime_guard import LaunchRecorder, OpLog, live_threads
 
     recorder = LaunchRecorder()
@@ -263,6 +264,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     def guarded_call(
         label: str, trial: int, inputs: list[Any], buffers: list[Any] | None = None, grad: bool = False
     ) -> bool:
+        poison.finite = label == PLAIN
         snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         before = recorder.total
         violations_before = len(recorder.violations)
@@ -316,9 +318,13 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     # addresses), and last the parameters changed in place (results must follow the weights). Every other
     # call runs with autograd enabled (exchange.grad_enabled); the calls at new addresses run in train mode
     # and on inputs that require grad where the reference's outputs do not change so (evaluator.use_modes).
+    # and one plain call (exchange.PLAIN) at a position drawn here, unknown to the candidate.
     restore: dict[str, Any] = {}
     modes = job.get("modes") or {}
-    for c, (label, trial) in enumerate(call_plan(default_trials, len(trials), reweights is not None)):
+    plan = call_plan(default_trials, len(trials), reweights is not None)
+    plan = with_plain(plan, secrets.randbelow(len(plan) + 1))
+    planned = 0  # the plan's calls so far: the evaluator's output buffers are per planned call
+    for c, (label, trial) in enumerate(plan):
         if label == "reweighted":
             restore = set_state(model, reweights, torch)
             state_before.update({name: t.detach().clone() for name, t in state.items()})
@@ -329,11 +335,14 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             for dst, src in zip(inputs, trials[trial], strict=True):
                 if isinstance(dst, torch.Tensor):
                     dst.copy_(src)
-        elif label == "moved":
+        elif label in ("moved", PLAIN):
             inputs = [fresh_copy(x, torch) for x in trials[trial]]
         else:  # fresh
             inputs = [fresh_copy(x, torch) for x in data_trial(data, trial, device, torch)]
-        buffers = call_buffers[c] if c < len(call_buffers) else None
+        buffers = None  # the plain call's outputs go through the outputs file
+        if label != PLAIN:
+            buffers = call_buffers[planned] if planned < len(call_buffers) else None
+            planned += 1
         in_use = label in ("moved", "fresh")  # as modules are used: train mode, inputs that require grad
         if in_use and modes.get("requires_grad"):
             inputs = [
@@ -516,12 +525,24 @@ def poison_mode(torch: Any) -> Any:
     allocators = {aten.empty, aten.empty_like, aten.empty_strided, aten.new_empty, aten.new_empty_strided}
 
     class Poison(TorchDispatchMode):
+        finite = False  # the plain call's: random finite values in floating-point memory, as reuse leaves
+        generators: dict[Any, Any] = {}
+
         def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
             out = func(*args, **(kwargs or {}))
             if getattr(func, "overloadpacket", None) in allocators and type(out) is torch.Tensor:
                 with _disable_current_modes():
-                    poison_fill(out, torch)
+                    if self.finite and out.is_floating_point():
+                        out.normal_(generator=self.generator(out.device))
+                    else:
+                        poison_fill(out, torch)
             return out
+
+        def generator(self, device: Any) -> Any:
+            if device not in self.generators:  # its own: the global generator's state is the candidate's to see
+                self.generators[device] = torch.Generator(device=device)
+                self.generators[device].manual_seed(secrets.randbits(63))
+            return self.generators[device]
 
     return Poison()
 
@@ -817,8 +838,18 @@ def main() -> None:
     except jobfiles.JobChanged as exc:
         channel.send({"phase": "correctness", "stage": "load", "error": exc.error()})
         return
+    job = json.loads(settings)
+    if job.get("device") == "cpu":  # the interpreter starts no compiler: no process of the candidate's either
+        from foundry.evaluate import seccomp
+
+        try:
+            seccomp.forbid_processes()
+        except OSError as exc:
+            error = jobfiles.no_verdict("sandbox_failed", landlock.failure(exc))
+            channel.send({"phase": "correctness", "stage": "load", "error": error})
+            return
     try:
-        run(json.loads(settings), jobdir, channel, source.decode())
+        run(job, jobdir, channel, source.decode())
     except BaseException as exc:  # noqa: B036 - whatever happens becomes a message
         channel.send({"phase": "error", "error": classify(exc, str(jobdir / "candidate.py"))})
     sys.stdout.flush()

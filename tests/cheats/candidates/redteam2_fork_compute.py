@@ -3,11 +3,10 @@
 #        anonymous MAP_SHARED buffer and exits; the parent waits, launches a Triton copy of the buffer (so that
 #        every call launches a kernel) and returns it. The seccomp seal refuses sockets and metadata changes but
 #        not fork/clone of a process; the static guard (off here: the sandbox must hold alone) refuses os.fork.
+#        On the CPU the worker's third seccomp stage (seccomp.forbid_processes) makes the fork fail (EPERM).
 # operator: softmax_rows
-# expect: runtime_guard rule=non_triton_compute
+# expect: runtime_error rule=raised
 # config: static_guard=false
-# uncaught: seccomp.py lets the worker fork (clone without CLONE_THREAD) and runtime_guard's OpLog only sees the
-#           worker's own process; isolation counts threads left running, not processes forked and reaped
 import mmap
 import os
 

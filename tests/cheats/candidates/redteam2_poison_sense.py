@@ -2,10 +2,10 @@
 #        is filled with NaN (worker.poison_mode), in real use it holds whatever the allocator hands back. The kernel
 #        reads its (uninitialised) output before writing it and normalizes the row only where it found NaN there;
 #        in a plain program (no poison mode) rows come out unnormalized (exp(x - max) without the division).
+#        Caught by the plain call (exchange.PLAIN): one call, at a position the worker draws, whose allocations
+#        hold finite values.
 # operator: softmax_rows
-# expect: mismatch rule=tolerance
-# uncaught: worker.poison_mode fills torch.empty with NaN only during checked calls: an observable check-only
-#           flag that a kernel reads through its own output pointer before storing
+# expect: mismatch rule=finite_allocations
 import torch
 import triton
 import triton.language as tl
