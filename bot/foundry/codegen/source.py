@@ -7,6 +7,7 @@ ir.usable_name): nothing here rewrites emitted text.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
 import shutil
@@ -86,9 +87,7 @@ def ruff_command() -> tuple[str, ...] | None:
     found = shutil.which("ruff")
     if found:
         return (found,)
-    try:
-        import ruff  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("ruff") is None:
         return None
     return (sys.executable, "-m", "ruff")
 
