@@ -60,7 +60,7 @@ STATUSES = ("verified", "unsupported", "rejected", "bad_input", "error", "timeou
 
 
 def discover(only: list[str], ops: str | None) -> list[Path]:
-    files = sorted(p for p in SUITE.glob("*/*.py") if not p.name.startswith("_"))
+    files = sorted(p for p in SUITE.glob("*/*.py") if not p.name.startswith("_") and not p.parent.name.startswith("_"))
     if only:
         unknown = set(only) - {p.parent.name for p in files}
         if unknown:
@@ -68,7 +68,12 @@ def discover(only: list[str], ops: str | None) -> list[Path]:
         files = [p for p in files if p.parent.name in only]
     if ops:
         files = [p for p in files if ops in f"{p.parent.name}/{p.stem}"]
-    return files
+    # round robin over the families, so that a run cut short still covers each of them
+    by_family: dict[str, list[Path]] = {}
+    for p in files:
+        by_family.setdefault(p.parent.name, []).append(p)
+    queues = [by_family[f] for f in sorted(by_family, key=_fam_index)]
+    return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
 
 def precision_of(path: Path) -> str:
@@ -101,8 +106,10 @@ def classify(rc: int | None, stdout: str, stderr: str, timed_out: bool) -> dict:
         return out
     if rc not in (0, 1) or report is None or traceback:
         out["status"] = "error"
-        out["detail"] = f"exit {rc}" + ("" if report is not None else ", no JSON report") + (
-            ", traceback on stderr" if traceback else ""
+        out["detail"] = (
+            f"exit {rc}"
+            + ("" if report is not None else ", no JSON report")
+            + (", traceback on stderr" if traceback else "")
         )
         out["stderr_tail"] = tail
         return out
@@ -118,12 +125,14 @@ def classify(rc: int | None, stdout: str, stderr: str, timed_out: bool) -> dict:
         out["kernels"] = [k.get("name") for k in verdict.get("kernels") or []]
         out["detail"] = "library ops kept: " + ", ".join(out["library_ops"]) if out["library_ops"] else ""
         return out
-    text = " ".join(notes)
+    text = " ".join(out["notes"])
     if "no writer can express" in text or (set(out["failures"]) == {"unsupported"}):
         out["status"] = "unsupported"
-        out["unsupported_ops"] = sorted(set(re.findall(r"aten\.[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?", text)))
-        reason = re.search(r"no writer can express this operator: (.*)", text)
-        out["detail"] = reason.group(1) if reason else text
+        reasons = [
+            m.group(1) for n in out["notes"] if (m := re.search(r"no writer can express this operator: (.*)", n))
+        ]
+        out["detail"] = " ".join(reasons) or text
+        out["unsupported_ops"] = sorted(set(re.findall(r"aten\.[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?", out["detail"])))
         return out
     out["status"] = "rejected"
     out["detail"] = "no candidate verified; failures: " + ", ".join(
@@ -179,7 +188,7 @@ def git_head() -> str:
 def summarize(ops: dict) -> dict:
     """Per family: operators, verified strict / hybrid, unsupported, rejected, errors, timeouts."""
     fams: dict[str, dict] = {}
-    for key, rec in sorted(ops.items()):
+    for _key, rec in sorted(ops.items()):
         fam = rec["family"]
         row = fams.setdefault(
             fam,
@@ -240,9 +249,11 @@ def markdown(data: dict) -> str:
     lines = [
         f"# Breadth coverage, {data['date']}",
         "",
-        f"Command: `{data['command']}`" + (f" (resumed: {len(data['commands'])} invocations)" if len(data["commands"]) > 1 else ""),
+        f"Command: `{data['command']}`"
+        + (f" (resumed: {len(data['commands'])} invocations)" if len(data["commands"]) > 1 else ""),
         "",
-        f"Commit {data['git_head'][:12]}; torch {data['versions'].get('torch')}, triton {data['versions'].get('triton')}, "
+        f"Commit {data['git_head'][:12]}; torch {data['versions'].get('torch')}, "
+        f"triton {data['versions'].get('triton')}, "
         f"Python {data['versions'].get('python')}; device: {data['device']}; budget {data['budget']}, per-operator "
         f"timeout {data['timeout_s']} s, workers {data['workers']} per run, {data['jobs']} runs at once.",
         "",
@@ -250,7 +261,8 @@ def markdown(data: dict) -> str:
         " unsupported / rejected / bad input count the last policy run of each operator; errors and timeouts count"
         " operators with any such run.",
         "",
-        "| family | operators | fp16/bf16 | verified strict | verified hybrid | unsupported | rejected | bad input | errors | timeouts |",
+        "| family | operators | fp16/bf16 | verified strict | verified hybrid | unsupported | rejected | bad input "
+        "| errors | timeouts |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for fam, r in list(fams.items()) + ([("**total**", tot)] if tot else []):
@@ -276,7 +288,9 @@ def markdown(data: dict) -> str:
         lines += ["", "## Ops the product named as unsupported", "", "| aten op | operators |", "|---|---|"]
         for op, keys in sorted(unsupported.items(), key=lambda kv: -len(kv[1])):
             lines.append(f"| `{op}` | {len(keys)}: {', '.join(keys)} |")
-    errors = [(k, p, r) for k, rec in data["operators"].items() for p, r in rec["runs"].items() if r["status"] == "error"]
+    errors = [
+        (k, p, r) for k, rec in data["operators"].items() for p, r in rec["runs"].items() if r["status"] == "error"
+    ]
     if errors:
         lines += ["", "## Errors (tool bugs)", ""]
         for key, policy, run in errors:
@@ -285,7 +299,9 @@ def markdown(data: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--policy", choices=("strict", "hybrid", "both"), default="both")
     ap.add_argument("--budget", type=int, default=2, help="candidates per operator and policy (default 2)")
     ap.add_argument("--jobs", type=int, default=2, help="operators run at once (default 2)")
@@ -296,14 +312,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="output folder (default benchmarks/breadth/<UTC date>)")
     ap.add_argument("--resume", action="store_true", help="keep runs already in OUT/results.json")
-    ap.add_argument("--hybrid-all", action="store_true", help="with --policy both, run hybrid also where strict verified")
+    ap.add_argument(
+        "--hybrid-all", action="store_true", help="with --policy both, run hybrid also where strict verified"
+    )
     args = ap.parse_args(argv)
 
     only = [f for f in args.only.split(",") if f]
     files = discover(only, args.ops)
     if not files:
         sys.exit("breadth: no operators selected")
-    date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
     out = Path(args.out) if args.out else REPO / "benchmarks" / "breadth" / date
     out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python3", "tools/breadth.py", *(argv if argv is not None else sys.argv[1:])])
@@ -311,6 +329,19 @@ def main(argv: list[str] | None = None) -> int:
     data: dict = {}
     if args.resume and (out / "results.json").is_file():
         data = json.loads((out / "results.json").read_text())
+        for rec in data.get("operators", {}).values():  # re-derive details from the stored notes
+            for run in rec["runs"].values():
+                if run["status"] == "unsupported" and run.get("notes"):
+                    reasons = [
+                        m.group(1)
+                        for n in run["notes"]
+                        if (m := re.search(r"no writer can express this operator: (.*)", n))
+                    ]
+                    if reasons:
+                        run["detail"] = " ".join(reasons)
+                        run["unsupported_ops"] = sorted(
+                            set(re.findall(r"aten\.[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?", run["detail"]))
+                        )
     data.update(
         date=date, command=command, budget=args.budget, timeout_s=args.timeout, workers=args.workers, jobs=args.jobs,
         versions=versions(), git_head=git_head(), device="CPU (Triton interpreter)" if not _cuda() else "CUDA",
@@ -339,7 +370,13 @@ def main(argv: list[str] | None = None) -> int:
             if policy in rec["runs"] and args.resume:
                 continue
             strict = rec["runs"].get("strict")
-            if policy == "hybrid" and args.policy == "both" and not args.hybrid_all and strict and strict["status"] == "verified":
+            if (
+                policy == "hybrid"
+                and args.policy == "both"
+                and not args.hybrid_all
+                and strict
+                and strict["status"] == "verified"
+            ):
                 continue
             res = run_one(path, policy, args)
             with lock:
@@ -367,7 +404,10 @@ def _fam_index(fam: str) -> int:
 def _cuda() -> bool:
     code = "import torch; print(torch.cuda.is_available())"
     try:
-        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip() == "True"
+        return (
+            subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
+            == "True"
+        )
     except Exception:  # noqa: BLE001
         return False
 

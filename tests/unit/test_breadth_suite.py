@@ -11,7 +11,8 @@ import pytest
 import torch
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "breadth"
-FILES = sorted(p for p in SUITE.glob("*/*.py") if not p.name.startswith("_"))
+FILES = sorted(p for p in SUITE.glob("*/*.py") if not p.name.startswith("_") and not p.parent.name.startswith("_"))
+REPRODUCERS = sorted(SUITE.glob("_bugs/*.py"))  # minimal reproducers of product bugs the suite found
 
 # Minimum operators per family (the proportions of model code: many elementwise, norm, loss and matmul operators,
 # fewer scans, sorts and whole blocks) and in all.
@@ -59,11 +60,15 @@ def test_family_counts():
 
 
 def test_low_precision_share():
-    low = [p for p in FILES if 'FOUNDRY_PRECISION = "fp16"' in p.read_text() or 'FOUNDRY_PRECISION = "bf16"' in p.read_text()]
+    low = [
+        p
+        for p in FILES
+        if 'FOUNDRY_PRECISION = "fp16"' in p.read_text() or 'FOUNDRY_PRECISION = "bf16"' in p.read_text()
+    ]
     assert len(low) >= LOW_PRECISION_MINIMUM, [p.name for p in low]
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", FILES + REPRODUCERS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_operator_runs_eagerly_on_cpu_inputs(path: Path):
     module = _load(path)
     for name in ("Model", "get_inputs", "get_init_inputs", "get_cpu_inputs", "get_cpu_shape_variants"):
@@ -91,6 +96,6 @@ def test_operator_runs_eagerly_on_cpu_inputs(path: Path):
 
 def test_gpu_shapes_declared_without_building_them():
     """The GPU-sized get_inputs are not built here (too large for CI); each file declares a latency-bound variant."""
-    for path in FILES:
+    for path in FILES:  # the reproducers under _bugs need not declare one
         text = path.read_text()
         assert "def get_shape_variants" in text, f"{path}: no small latency-bound GPU shape (get_shape_variants)"
