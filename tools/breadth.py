@@ -150,7 +150,9 @@ def run_one(path: Path, policy: str, args: argparse.Namespace) -> dict:
             "--workers", str(args.workers), "--json", "--out", tmp, "--no-experience",
         ]  # fmt: skip
         env = dict(os.environ)
-        env["PYTHONPATH"] = str(REPO / "bot") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        bot = str(args.product_root / "bot")
+        env["PYTHONPATH"] = bot + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.pop("FOUNDRY_RULES_DIR", None)  # the rules next to the product that runs
         start = time.monotonic()
         timed_out = False
         try:
@@ -164,9 +166,44 @@ def run_one(path: Path, policy: str, args: argparse.Namespace) -> dict:
             stdout = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
             stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         result = classify(rc, stdout, stderr, timed_out)
+        if result["status"] in ("rejected", "verified") and result.get("failures"):
+            result["diagnoses"] = first_diagnoses(Path(tmp) / "history.jsonl")
         result["seconds"] = round(time.monotonic() - start, 1)
         result["command"] = shlex.join(["python3", *cmd[1:-4], "--json", "--out", "DIR", "--no-experience"])
     return result
+
+
+def first_diagnoses(history: Path, limit: int = 3) -> list[str]:
+    """The first diagnosis of each failure kind among the candidates (what a rejected run died of)."""
+    seen: dict[str, str] = {}
+    try:
+        lines = history.read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            verdict = json.loads(line).get("verdict") or {}
+        except json.JSONDecodeError:
+            continue
+        for diag in verdict.get("diagnoses") or []:
+            kind = diag.get("kind", "?")
+            if kind not in seen and len(seen) < limit:
+                seen[kind] = f"{kind}: {str(diag.get('message', ''))[:300]}"
+    return list(seen.values())
+
+
+def snapshot(rev: str) -> tuple[Path, str]:
+    """The product (bot/, rules/) as committed at REV, extracted into a temporary folder: other edits of the
+    working tree (work in progress, debugging) do not leak into the coverage numbers."""
+    sha = subprocess.run(["git", "rev-parse", rev], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    root = Path(tempfile.gettempdir()) / f"breadth-product-{sha[:12]}"
+    if not (root / "bot" / "foundry").is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", sha, "bot", "rules", "pyproject.toml"], cwd=REPO, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+    return root, sha
 
 
 def versions() -> dict:
@@ -252,7 +289,7 @@ def markdown(data: dict) -> str:
         f"Command: `{data['command']}`"
         + (f" (resumed: {len(data['commands'])} invocations)" if len(data["commands"]) > 1 else ""),
         "",
-        f"Commit {data['git_head'][:12]}; torch {data['versions'].get('torch')}, "
+        f"Product: {data.get('product', data['git_head'])}; torch {data['versions'].get('torch')}, "
         f"triton {data['versions'].get('triton')}, "
         f"Python {data['versions'].get('python')}; device: {data['device']}; budget {data['budget']}, per-operator "
         f"timeout {data['timeout_s']} s, workers {data['workers']} per run, {data['jobs']} runs at once.",
@@ -313,10 +350,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="output folder (default benchmarks/breadth/<UTC date>)")
     ap.add_argument("--resume", action="store_true", help="keep runs already in OUT/results.json")
     ap.add_argument(
+        "--rev",
+        default=None,
+        help="run the product as committed at this git revision (bot/ and rules/ extracted to a temporary folder) "
+        "instead of the working tree",
+    )
+    ap.add_argument(
+        "--rerun",
+        default="",
+        help="with --resume, run again the kept runs of these statuses (comma-separated, e.g. rejected,error,timeout)",
+    )
+    ap.add_argument(
         "--hybrid-all", action="store_true", help="with --policy both, run hybrid also where strict verified"
     )
     args = ap.parse_args(argv)
 
+    if args.rev:
+        args.product_root, product = snapshot(args.rev)
+    else:
+        args.product_root, product = REPO, f"working tree at {git_head()}"
+    rerun = {x for x in args.rerun.split(",") if x}
     only = [f for f in args.only.split(",") if f]
     files = discover(only, args.ops)
     if not files:
@@ -344,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
                         )
     data.update(
         date=date, command=command, budget=args.budget, timeout_s=args.timeout, workers=args.workers, jobs=args.jobs,
-        versions=versions(), git_head=git_head(), device="CPU (Triton interpreter)" if not _cuda() else "CUDA",
+        versions=versions(), git_head=git_head(), product=product,
+        device="CPU (Triton interpreter)" if not _cuda() else "CUDA",
     )  # fmt: skip
     data.setdefault("commands", []).append(command)
     ops: dict = data.setdefault("operators", {})
@@ -367,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
                        "hash": h, "runs": {}}  # fmt: skip
                 ops[key] = rec
         for policy in policies:
-            if policy in rec["runs"] and args.resume:
+            if policy in rec["runs"] and args.resume and rec["runs"][policy]["status"] not in rerun:
                 continue
             strict = rec["runs"].get("strict")
             if (
