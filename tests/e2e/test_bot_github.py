@@ -15,6 +15,7 @@ from harness import ZERO, kernel_source, operator_source, read_outputs
 pytestmark = pytest.mark.e2e
 
 OP = "ops/scale.py"
+BOT = str(Path(__file__).resolve().parents[2] / "bot")  # this checkout's bot, whatever an editable install names
 BRANCH = "foundry/main/ops-scale"
 KERNEL = "ops/scale_foundry.py"
 
@@ -386,6 +387,7 @@ def test_cli_rejects_malformed_payloads_clearly(bot, tmp_path: Path) -> None:
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
+        "PYTHONPATH": BOT,
         "GITHUB_EVENT_NAME": "issue_comment",
         "GITHUB_EVENT_PATH": str(event),
         "GITHUB_REPOSITORY": "acme/models",
@@ -418,6 +420,7 @@ def test_action_step_never_imports_modules_of_the_checkout(bot, tmp_path: Path) 
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
         "PYTHONSAFEPATH": "1",
+        "PYTHONPATH": BOT,
         "GITHUB_EVENT_NAME": "push",
         "GITHUB_EVENT_PATH": str(env.event_path),
         "GITHUB_REPOSITORY": "acme/models",
