@@ -38,14 +38,24 @@ from foundry.github.config import CONFIG_PATH, ConfigError, FoundryConfig, parse
 from foundry.github.detect import DetectedOperator, detect, fingerprint_at, operator_ref, operator_slug
 from foundry.github.events import Event, IssueCommentEvent, load_event, valid_operator
 from foundry.github.gate import GateResult, Target, gate
-from foundry.github.gitrepo import GitRepo
-from foundry.github.publish import REPORTED, Outcome, base_key, branch_name, decide, marker_key, publish_operator
+from foundry.github.gitrepo import GitError, GitRepo
+from foundry.github.publish import (
+    REPORTED,
+    Outcome,
+    base_key,
+    branch_name,
+    decide,
+    marker_key,
+    publish_operator,
+    rebuild_conflicted,
+)
 from foundry.github.recheck import Recheck, recheck
 from foundry.github.status import (
     RUNNING,
     final_body,
     reply_marker,
     running_body,
+    stages_body,
     status_marker,
     stopped_body,
     summary_markdown,
@@ -350,7 +360,9 @@ def _retire(api: GitHubApi, retired: list[tuple[str, str]], head: str, base_bran
         log.info("closed #%d: %s %s", pull.number, ref, fate)
 
 
-def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[PlannedOperator], str]:
+def _triage(
+    env: ActionEnv, api: GitHubApi | None, *, three_jobs: bool = False
+) -> tuple[Target | None, list[PlannedOperator], str]:
     """Gate the event, answer refusals, and for a go: 👀 and the status comment. A user error (an
     operator that does not exist, nothing to optimize) ends here with 😕 and the reason."""
     event, result, _ = _gate(env, api)
@@ -389,10 +401,13 @@ def _triage(env: ActionEnv, api: GitHubApi | None) -> tuple[Target | None, list[
         if problem:
             _finish(env, api, target, [], [], problem)
         else:
+            refs = [p.ref for p in planned]
             api.upsert_comment(
                 target.issue_number,
                 status_marker(target.comment_id),
-                running_body([p.ref for p in planned], run_url=env.run_url, run_id=env.run_id),
+                stages_body(refs, stage="optimize", run_url=env.run_url, run_id=env.run_id)
+                if three_jobs
+                else running_body(refs, run_url=env.run_url, run_id=env.run_id),
             )
     return (target if planned else None), planned, problem or result.reason
 
@@ -424,7 +439,7 @@ def _stop(env: ActionEnv, api: GitHubApi, issue: int, comment_id: int, login: st
 
 
 def triage(env: ActionEnv, parts: Parts = DEFAULT_PARTS) -> int:
-    target, planned, reason = _triage(env, parts.api_factory(env))
+    target, planned, reason = _triage(env, parts.api_factory(env), three_jobs=True)
     if target is None:
         write_outputs(env, {"run": "false", "reason": reason})
         write_summary(env, f"# Kernel Foundry\n\nNothing to do: {reason}.")
@@ -619,6 +634,7 @@ def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS, *, ap
         config = _config(git, head)
         # the plan is re-derived from the approved commit: an artifact cannot add an operator
         planned = {p.ref for p in _operators(env, target).planned}
+        _publishing(env, api, target, plan)
         for op in plan.operators:
             if valid_operator(op.ref) and op.ref not in planned:  # an invalid ref is reported as such
                 outcomes.append(
@@ -628,14 +644,54 @@ def publish(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS, *, ap
                 )
                 continue
             outcomes.append(_publish_one(api, git, env, artifacts, op, target, head, config, reports, parts))
+        if target.kind in ("push", "schedule"):  # the base moved: the bot's other pull requests into it
+            outcomes += _rebuild(env, api, git, target, head, {o.ref for o in outcomes}, parts)
     except (FatalError, OSError) as exc:
         problem = str(exc)
         log.error("publish: %s", problem)
     finished = not problem and all(o.action != "failed" for o in outcomes)
-    if finished and target.kind == "push":
+    if finished and target.kind in ("push", "schedule"):
         _mark_done(env, api, target)
     _finish(env, api, target, outcomes, reports, problem)
     return 0 if finished else 1
+
+
+def _publishing(env: ActionEnv, api: GitHubApi, target: Target, plan: Plan) -> None:
+    """The status comment enters the publish stage, with what the optimize job handed over per operator."""
+    if target.comment_id is None or target.issue_number is None:
+        return
+    results = {
+        op.ref: ("unfinished" if op.error == UNFINISHED else "failed" if op.error else "done") for op in plan.operators
+    }
+    try:
+        api.upsert_comment(
+            target.issue_number,
+            status_marker(target.comment_id),
+            stages_body(list(results), stage="publish", run_url=env.run_url, run_id=env.run_id, results=results),
+        )
+    except GitHubApiError as exc:
+        log.warning("status comment not updated: %s", exc)
+
+
+def _rebuild(
+    env: ActionEnv, api: GitHubApi, git: GitRepo, target: Target, head: str, published: set[str], parts: Parts
+) -> list[Outcome]:
+    """Conflicted pull requests of the bot into the moved base, made again on head (publish.rebuild_conflicted);
+    a failure here is a warning: the operators this run published stand."""
+    try:
+        return rebuild_conflicted(
+            api=api,
+            git=git,
+            head=head,
+            base_branch=target.base_branch,
+            fingerprint=lambda ref: fingerprint_at(git.root, head, ref),
+            skip=frozenset(published),
+            remote=parts.remote,
+            dry_run=env.dry_run,
+        )
+    except (GitHubApiError, GitError) as exc:
+        log.warning("could not rebuild conflicted pull requests: %s", exc)
+        return []
 
 
 def done_ref(base_branch: str) -> str:
@@ -648,6 +704,8 @@ def _resume(env: ActionEnv, api: GitHubApi | None, target: Target) -> Target:
     compares with that commit instead: the operators of a push whose run was cancelled, or failed before it
     finished, are optimized by the next push's run. A rerun of a push keeps its own range; a history rewritten
     so that the finished commit is gone keeps `before` (or detection's fallback)."""
+    if target.kind == "schedule" and api is not None:
+        return _since_done(env, api, target)
     if target.kind != "push" or api is None or target.compare_base is None:
         return target  # no base: every operator is new already
     try:
@@ -664,6 +722,22 @@ def _resume(env: ActionEnv, api: GitHubApi | None, target: Target) -> Target:
     if before is not None and git.ok("merge-base", "--is-ancestor", before, finished):
         return target  # the push's own range starts at (or before) what the bot finished
     log.info("comparing with %s, the last commit the bot finished on %s", finished[:12], target.base_branch)
+    return target.model_copy(update={"compare_base": finished})
+
+
+def _since_done(env: ActionEnv, api: GitHubApi, target: Target) -> Target:
+    """A scheduled sweep compares the default branch's head with the last commit the bot finished there:
+    whatever push runs missed (dropped, cancelled, filtered by paths:) is planned; with no record, every operator."""
+    try:
+        done = api.ref_sha(done_ref(target.base_branch))
+    except GitHubApiError as exc:
+        log.warning("cannot read where the bot last finished: %s; the sweep plans every operator", exc)
+        return target
+    git = GitRepo(env.workspace)
+    finished = git.commit(done) if done else None
+    head = git.commit(target.head)
+    if finished is None or head is None or not git.ok("merge-base", "--is-ancestor", finished, head):
+        return target
     return target.model_copy(update={"compare_base": finished})
 
 

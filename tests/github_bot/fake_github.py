@@ -41,11 +41,19 @@ class Fault:
 
 
 class _Error(Exception):
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, headers: dict[str, str] | None = None, errors: list[dict] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.headers = headers or {}
+        self.errors = errors  # GitHub's `errors` list of a 422 "Validation Failed"
+
+
+def _validation(message: str, resource: str = "PullRequest") -> _Error:
+    """A 422 as GitHub words it: "Validation Failed" with the reason in `errors`."""
+    return _Error(422, "Validation Failed", errors=[{"resource": resource, "code": "custom", "message": message}])
 
 
 class FakeGitHub:
@@ -61,6 +69,10 @@ class FakeGitHub:
         self.pulls: dict[int, dict] = {}
         self.reactions: list[dict] = []
         self.runs: dict[int, str] = {}  # workflow run id → status (in_progress, queued, completed)
+        self.drafts_supported = True  # False: a repository whose plan has no draft pull requests (422)
+        self.filters_heads = True  # False: `head` is not applied (the bot must page through and check heads)
+        self.assignable: set[str] | None = None  # who may be assigned (None: anyone); others are dropped
+        self.teams: set[str] = set()  # team slugs that may be asked for a review
         self.calls: list[Call] = []
         self.faults: list[Fault] = []
         self._next_number = 1
@@ -208,6 +220,9 @@ class FakeGitHub:
                 "repo": self._repo_json(),
             },
             "merged": False,
+            "requested_reviewers": [self._user(u) for u in p.get("reviewers", [])],
+            "requested_teams": [{"slug": t, "name": t} for t in p.get("team_reviewers", [])],
+            "assignees": [self._user(a) for a in self.issues[p["number"]].get("assignees", [])],
         }
 
     def _issue_json(self, issue: dict) -> dict:
@@ -222,6 +237,7 @@ class FakeGitHub:
             "state": "open",
             "labels": [{"name": n} for n in issue["labels"]],
             "user": self._user("someone"),
+            "assignees": [self._user(a) for a in issue.get("assignees", [])],
             "comments": len(issue["comments"]),
         }
         if issue["pull"] is not None or issue["number"] in self.pulls:
@@ -264,14 +280,7 @@ class FakeGitHub:
                 text = _field(body, "body")
                 return 201, self._comment_json(self._create_comment(number, text, "kernel-foundry[bot]")), {}
             ids = self.issues[number]["comments"]
-            per_page = int(query.get("per_page", ["30"])[0])
-            page = int(query.get("page", ["1"])[0])
-            chunk = ids[(page - 1) * per_page : page * per_page]
-            headers = {}
-            if page * per_page < len(ids):
-                nxt = f"{self.api_url}{path}?per_page={per_page}&page={page + 1}"
-                headers["Link"] = f'<{nxt}>; rel="next"'
-            return 200, [self._comment_json(self.comments[i]) for i in chunk], headers
+            return self._page(path, query, [self._comment_json(self.comments[i]) for i in ids])
         if m := re.fullmatch(r"/issues/comments/(\d+)", rest):
             comment = self.comments.get(int(m.group(1)))
             if comment is None:
@@ -326,14 +335,22 @@ class FakeGitHub:
             if method == "POST":
                 return 201, self._pull_json(self._create_pull(body)), {}
             state = query.get("state", ["open"])[0]
-            head = query.get("head", [None])[0]
+            head = query.get("head", [None])[0] if self.filters_heads else None
+            base = query.get("base", [None])[0]
             found = [
                 p
                 for p in self.pulls.values()
                 if (state == "all" or p["state"] == state)
                 and (head is None or f"{self.repository.split('/')[0]}:{p['head']}" == head)
+                and (base is None or p["base"] == base)
             ]
-            return 200, [self._pull_json(p) for p in found], {}
+            # GitHub's default order: newest first (sort=created, direction=desc)
+            found.sort(key=lambda p: p["number"], reverse=query.get("direction", ["desc"])[0] != "asc")
+            return self._page(path, query, [self._pull_json(p) for p in found])
+        if m := re.fullmatch(r"/pulls/(\d+)/requested_reviewers", rest):
+            return self._request_reviewers(int(m.group(1)), method, body)
+        if m := re.fullmatch(r"/issues/(\d+)/assignees", rest):
+            return self._assign(int(m.group(1)), body)
         if m := re.fullmatch(r"/pulls/(\d+)", rest):
             pull = self.pulls.get(int(m.group(1)))
             if pull is None:
@@ -344,6 +361,57 @@ class FakeGitHub:
                         pull[key] = body[key]
             return 200, self._pull_json(pull), {}
         raise _Error(404, "Not Found")
+
+    def _page(self, path: str, query: dict[str, list[str]], items: list) -> tuple[int, object, dict]:
+        """One page of a list, as GitHub pages: per_page (default 30, at most 100), page, and a Link header
+        with rel="next" and rel="last" that keeps the other query parameters."""
+        per_page = max(1, min(100, int(query.get("per_page", ["30"])[0])))
+        page = max(1, int(query.get("page", ["1"])[0]))
+        last = max(1, -(-len(items) // per_page))
+        links = []
+        kept = "".join(f"&{k}={v[0]}" for k, v in sorted(query.items()) if k not in ("page", "per_page"))
+        if page < last:
+            links.append(f'<{self.api_url}{path}?per_page={per_page}&page={page + 1}{kept}>; rel="next"')
+            links.append(f'<{self.api_url}{path}?per_page={per_page}&page={last}{kept}>; rel="last"')
+        return 200, items[(page - 1) * per_page : page * per_page], ({"Link": ", ".join(links)} if links else {})
+
+    def _request_reviewers(self, number: int, method: str, body: object) -> tuple[int, object, dict]:
+        pull = self.pulls.get(number)
+        if pull is None:
+            raise _Error(404, "Not Found")
+        if method != "POST":
+            raise _Error(404, "Not Found")
+        users = list((body or {}).get("reviewers") or []) if isinstance(body, dict) else []
+        teams = list((body or {}).get("team_reviewers") or []) if isinstance(body, dict) else []
+        author = pull.get("user", "kernel-foundry[bot]")
+        if author in users:
+            raise _validation("Review cannot be requested from pull request author.")
+        strangers = [
+            u for u in users if self.permissions.get(u, "none") not in ("read", "triage", "write", "maintain", "admin")
+        ]
+        if strangers or any(t not in self.teams for t in teams):
+            raise _validation(
+                "Reviews may only be requested from collaborators. One or more of the users or teams you specified "
+                f"is not a collaborator of the {self.repository} repository."
+            )
+        pull.setdefault("reviewers", [])
+        pull.setdefault("team_reviewers", [])
+        pull["reviewers"] += [u for u in users if u not in pull["reviewers"]]
+        pull["team_reviewers"] += [t for t in teams if t not in pull["team_reviewers"]]
+        return 201, self._pull_json(pull), {}
+
+    def _assign(self, number: int, body: object) -> tuple[int, object, dict]:
+        """GitHub drops, without an error, the assignees who may not be assigned; the answer lists who is."""
+        issue = self.issues.get(number)
+        if issue is None:
+            raise _Error(404, "Not Found")
+        logins = list((body or {}).get("assignees") or []) if isinstance(body, dict) else []
+        issue.setdefault("assignees", [])
+        for login in logins:
+            ok = self.assignable is None or login in self.assignable
+            if ok and login not in issue["assignees"]:
+                issue["assignees"].append(login)
+        return 201, self._issue_json(issue), {}
 
     # git refs, kept in the bare repository ---------------------------------------------------------------
     def _git(self, *args: str) -> subprocess.CompletedProcess:
@@ -391,6 +459,8 @@ class FakeGitHub:
         for p in self.pulls.values():
             if p["head"] == head and p["state"] == "open":
                 raise _Error(422, f"Validation Failed: A pull request already exists for {head}.")
+        if isinstance(body, dict) and body.get("draft") and not self.drafts_supported:
+            raise _validation("Draft pull requests are not supported in this repository.")
         number = self.open_issue(title)
         pull = {
             "number": number,
@@ -443,6 +513,8 @@ class FakeGitHub:
                 except _Error as exc:
                     status, headers = exc.status, exc.headers
                     payload = {"message": exc.message, "documentation_url": "https://docs.github.com/rest"}
+                    if exc.errors:
+                        payload["errors"] = exc.errors
                 call.status = status
                 if fault is not None and fault.delay_s:
                     time.sleep(fault.delay_s)

@@ -297,9 +297,20 @@ class GitHubApi:
         return self._lookup(f"open pull requests from {branch}", scan)
 
     def create_pull(self, *, branch: str, base: str, title: str, body: str, marker: str, draft: bool) -> PullRef:
+        """Open the pull request. A repository whose plan has no drafts answers 422 "Draft pull requests are
+        not supported"; the pull request is then opened ready for review (the returned draft says which)."""
+
         def create() -> PullRef:
+            as_draft = draft
             try:
-                return _pull(self._repo.create_pull(base=base, head=branch, title=title, body=body, draft=draft))
+                try:
+                    made = self._repo.create_pull(base=base, head=branch, title=title, body=body, draft=as_draft)
+                except GithubException as exc:
+                    if not (as_draft and exc.status == 422 and DRAFTS_UNSUPPORTED in str(exc.data).lower()):
+                        raise
+                    log.warning("drafts are not supported in %s: opening a ready pull request", self.repository)
+                    made = self._repo.create_pull(base=base, head=branch, title=title, body=body, draft=False)
+                return _pull(made)
             except GithubException as exc:
                 if exc.status == 422 and "already exists" in str(exc.data).lower():
                     found = self.find_pull(branch, marker)
@@ -308,6 +319,39 @@ class GitHubApi:
                 raise
 
         return self.call(f"create pull request from {branch}", create, reconcile=lambda: self.find_pull(branch, marker))
+
+    def open_pulls_into(self, base: str, marker: str) -> list[PullRef]:
+        """Every open pull request into base whose body carries marker, through all pages of the list."""
+
+        def scan() -> list[PullRef]:
+            return [_pull(p) for p in self._repo.get_pulls(state="open", base=base) if marker in (p.body or "")]
+
+        return self._lookup(f"open pull requests into {base}", scan)
+
+    def request_reviewers(self, number: int, reviewers: tuple[str, ...], teams: tuple[str, ...]) -> None:
+        """Ask for reviews (users, and team slugs of the repository's organization)."""
+        if not reviewers and not teams:
+            return
+        self.call(
+            f"review requests on #{number}",
+            lambda: self._repo.get_pull(number).create_review_request(
+                reviewers=list(reviewers), team_reviewers=list(teams)
+            ),
+        )
+
+    def assign(self, number: int, logins: tuple[str, ...]) -> tuple[str, ...]:
+        """Assign logins; returns those GitHub did not assign (it drops people who may not be assigned
+        without an error, so the answer is compared with what was asked)."""
+        if not logins:
+            return ()
+
+        def add() -> tuple[str, ...]:
+            issue = self._repo.get_issue(number)
+            issue.add_to_assignees(*logins)
+            assigned = {a.login.lower() for a in issue.assignees}
+            return tuple(login for login in logins if login.lower() not in assigned)
+
+        return self.call(f"assignees on #{number}", add)
 
     def update_pull(self, number: int, *, title: str, body: str) -> None:
         self.call(f"update pull request #{number}", lambda: self._repo.get_pull(number).edit(title=title, body=body))
@@ -358,9 +402,18 @@ HINTS = {
 }
 
 
+DRAFTS_UNSUPPORTED = "draft pull requests are not supported"
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, GithubException):
         message = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
+        errors = exc.data.get("errors") if isinstance(exc.data, dict) else None
+        if isinstance(errors, list):  # a 422 "Validation Failed" says why in errors[].message
+            details = [str(e.get("message") or e.get("code") or "") for e in errors if isinstance(e, dict)]
+            details = [d for d in details if d]
+            if details:
+                message = f"{message}: {'; '.join(details)}"
         hint = next((h for k, h in HINTS.items() if k in str(message).lower()), "")
         return f"HTTP {exc.status}: {message or exc}" + (f" ({hint})" if hint else "")
     return f"{type(exc).__name__}: {exc}"

@@ -27,6 +27,8 @@ Precision = Literal["fp32", "tf32", "fp16", "bf16"]
 Dtype = Literal["float32", "float16", "bfloat16"]
 
 _OPERATOR_KEY = re.compile(r"^[\w.\-/]+\.py(::[A-Za-z_]\w*)?$")
+_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")  # GitHub's rule for user names
+_TEAM = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}/[a-z0-9][a-z0-9_-]{0,99}$")
 
 
 class ConfigError(FatalError):
@@ -68,6 +70,26 @@ class PullRequestSettings(_Strict):
         default=True, description="open a PR for a verified kernel whose speed was not measured"
     )
     min_speedup: float = Field(default=1.05, ge=1.0, description="smallest speedup over eager worth a PR")
+    assignees: tuple[str, ...] = Field(default=(), description="logins assigned to each new pull request")
+    reviewers: tuple[str, ...] = Field(
+        default=(), description="reviews requested on each new pull request: logins, or org/team-slug for a team"
+    )
+
+    @field_validator("assignees", "reviewers")
+    @classmethod
+    def _logins(cls, value: tuple[str, ...], info) -> tuple[str, ...]:  # noqa: ANN001
+        for name in value:
+            team = info.field_name == "reviewers" and "/" in name
+            if not (_TEAM if team else _LOGIN).match(name):
+                what = "a GitHub login" + (" or org/team-slug" if info.field_name == "reviewers" else "")
+                raise ValueError(f"{name!r} is not {what}")
+        return tuple(dict.fromkeys(value))
+
+    def review_requests(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(users, team slugs) for the review-request API."""
+        users = tuple(r for r in self.reviewers if "/" not in r)
+        teams = tuple(r.split("/", 1)[1] for r in self.reviewers if "/" in r)
+        return users, teams
 
 
 class FoundryConfig(_Strict):

@@ -1,4 +1,4 @@
-"""GitHub event payloads (push, issue_comment, workflow_dispatch) and the `/foundry` command.
+"""GitHub event payloads (push, issue_comment, workflow_dispatch, schedule) and the `/foundry` command.
 
 Payload models ignore fields they do not use — GitHub adds fields to payloads all the time and
 the bot must keep working — but every field the bot relies on is required and typed, so a
@@ -111,12 +111,20 @@ class DispatchEvent(_Payload):
     sender: User | None = None
 
 
-EventName = Literal["push", "issue_comment", "workflow_dispatch"]
-Event = PushEvent | IssueCommentEvent | DispatchEvent
+class ScheduleEvent(_Payload):
+    """`on: schedule` (a nightly sweep): the cron line that fired; GITHUB_SHA is the default branch's head."""
+
+    schedule: str = ""
+    repository: Repository
+
+
+EventName = Literal["push", "issue_comment", "workflow_dispatch", "schedule"]
+Event = PushEvent | IssueCommentEvent | DispatchEvent | ScheduleEvent
 _MODELS: dict[str, type[Event]] = {
     "push": PushEvent,
     "issue_comment": IssueCommentEvent,
     "workflow_dispatch": DispatchEvent,
+    "schedule": ScheduleEvent,
 }
 
 

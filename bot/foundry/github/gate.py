@@ -23,6 +23,7 @@ from foundry.github.events import (
     IssueCommentEvent,
     OptimizeCommand,
     PushEvent,
+    ScheduleEvent,
     help_text,
     parse_command,
     valid_operator,
@@ -38,7 +39,7 @@ class Target(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["push", "comment", "dispatch"]
+    kind: Literal["push", "comment", "dispatch", "schedule"]
     repository: str
     head: str  # the commit (or branch) whose operators are optimized
     base_branch: str  # the branch kernel PRs are opened against
@@ -88,6 +89,21 @@ def gate(event: Event, *, config: FoundryConfig, api: GitHubApi | None, head_sha
                 compare_base=None if set(event.before) == {"0"} else event.before,
                 actor=event.sender.login if event.sender else "",
                 default_branch=event.repository.default_branch,
+            ),
+        )
+    if isinstance(event, ScheduleEvent):
+        # the nightly sweep: the default branch since the last commit the bot finished there (the action
+        # reads refs/foundry/done/<branch>; without one, every operator), and its conflicted pull requests
+        branch = event.repository.default_branch
+        return GateResult(
+            run=True,
+            reason=f"schedule ({event.schedule or 'cron'}) on {branch}",
+            target=Target(
+                kind="schedule",
+                repository=repo,
+                head=head_sha,
+                base_branch=branch,
+                default_branch=branch,
             ),
         )
     if isinstance(event, DispatchEvent):

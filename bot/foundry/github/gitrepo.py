@@ -103,6 +103,14 @@ class GitRepo:
             return None
         return f"{short} by {name}"
 
+    def conflicts(self, base: str, branch: str) -> bool:
+        """Whether merging branch into base would conflict (a merge in memory: no working tree, no index)."""
+        cmd = [self.exe, "-C", str(self.root), "merge-tree", "--write-tree", "--no-messages", base, branch]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode not in (0, 1):
+            raise GitError(f"git merge-tree failed: {proc.stderr.strip() or proc.stdout.strip()}")
+        return proc.returncode == 1
+
     # writing -------------------------------------------------------------------------------------
     def commit_files(self, parent: str, files: dict[str, bytes], message: str) -> str:
         """A commit on top of parent with files added or replaced, built in a private index."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -18,6 +19,7 @@ from foundry.core.records import RunReport
 from foundry.github.api import GitHubApi, GitHubApiError, PullRef
 from foundry.github.config import FoundryConfig
 from foundry.github.detect import operator_slug, slugify
+from foundry.github.events import valid_operator
 from foundry.github.gitrepo import GitError, GitRepo
 from foundry.report import render_pr_body
 
@@ -35,7 +37,8 @@ class Outcome(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     ref: str
-    action: Literal["created", "updated", "skipped", "held", "failed"]  # held: someone else's commits
+    # held: someone else's commits; rebuilt: a conflicted branch made again on its moved base
+    action: Literal["created", "updated", "rebuilt", "skipped", "held", "failed"]
     reason: str = ""
     branch: str = ""
     kernel_path: str = ""
@@ -68,8 +71,15 @@ def marker_key(ref: str, base_branch: str) -> str:
 
 def pr_marker(ref: str, base_branch: str, source: str = "") -> str:
     """The hidden marker: operator and base, and the operator's fingerprint (source) the kernel was
-    made for, so that a closed pull request stays closed until the operator changes."""
-    return f"{marker_key(ref, base_branch)}{f'source={source} ' if source else ''}-->"
+    made for, so that a closed pull request stays closed until the operator changes; with the fingerprint
+    also the operator's ref (a validated `path.py[::Class]`, no spaces or `>`), which the rebuild of a
+    conflicted pull request reads back."""
+    return f"{marker_key(ref, base_branch)}{f'source={source} ref={ref} ' if source else ''}-->"
+
+
+_MARKER = re.compile(
+    r"<!-- kernel-foundry:pull-request operator=(\S+) base=(\S+) (?:source=([0-9a-f]{1,64}) )?(?:ref=(\S+) )?-->"
+)
 
 
 def marked_source(body: str, ref: str, base_branch: str) -> str:
@@ -228,6 +238,13 @@ def publish_operator(
         api.add_labels(pull.number, config.labels_for(ref))
     except GitHubApiError as exc:
         warnings.append(f"labels not set: {exc}")
+    if action == "created":
+        if draft and not pull.draft:
+            warnings.append(
+                "opened ready for review, not as a draft: this repository does not support draft pull requests "
+                "(timing was not measured)"
+            )
+        warnings += _ask_people(api, pull.number, config)
     return base.model_copy(
         update={
             "action": action,
@@ -237,6 +254,28 @@ def publish_operator(
             "warnings": tuple(warnings),
         }
     )
+
+
+def _ask_people(api: GitHubApi, number: int, config: FoundryConfig) -> list[str]:
+    """Assignees and review requests of a new pull request (pull_requests.assignees / reviewers). The API's
+    refusals (a reviewer who is not a collaborator, an assignee who may not be assigned) become warnings for
+    the summary: the pull request stands."""
+    settings = config.pull_requests
+    warnings: list[str] = []
+    try:
+        dropped = api.assign(number, settings.assignees)
+        if dropped:
+            warnings.append(
+                f"not assigned: {', '.join(dropped)} (GitHub assigns only people with access to the repository)"
+            )
+    except GitHubApiError as exc:
+        warnings.append(f"assignees not set: {exc}")
+    users, teams = settings.review_requests()
+    try:
+        api.request_reviewers(number, users, teams)
+    except GitHubApiError as exc:
+        warnings.append(f"reviews not requested from {', '.join(settings.reviewers)}: {exc}")
+    return warnings
 
 
 HELD_MARKER = "<!-- kernel-foundry:held -->"
@@ -291,3 +330,82 @@ def _roll_back(
     except GitError as exc:
         log.error("rolling back %s failed: %s", branch, exc)
         return f"rolling back branch {branch} failed too: {exc}"
+
+
+REBUILT_MARKER = "<!-- kernel-foundry:rebuilt -->"
+
+
+def rebuild_conflicted(
+    *,
+    api: GitHubApi,
+    git: GitRepo,
+    head: str,
+    base_branch: str,
+    fingerprint: Callable[[str], str | None],
+    skip: frozenset[str] = frozenset(),
+    remote: str = "origin",
+    dry_run: bool = False,
+) -> list[Outcome]:
+    """The bot's open pull requests into base_branch whose branch no longer merges cleanly into head (the
+    base moved): each is made again on head, with the same kernel, as long as the branch holds only the bot's
+    commit and the operator is what the kernel was made for (its fingerprint in the marker). A branch with
+    someone else's commit is held, never rewritten; skip: operators this run published already."""
+    outcomes: list[Outcome] = []
+    for pull in api.open_pulls_into(base_branch, "<!-- kernel-foundry:pull-request "):
+        found = _MARKER.search(pull.body)
+        if found is None or found.group(2) != base_key(base_branch):
+            continue
+        source, ref = found.group(3), found.group(4)
+        if ref is None or not valid_operator(ref) or operator_slug(ref) != found.group(1) or ref in skip:
+            continue  # an older marker without the ref: the next run that plans the operator rebuilds it
+        branch = branch_name(ref, base_branch)
+        if pull.head_ref != branch or pull.head_repo != api.repository:
+            continue
+        old_sha = git.remote_branch(remote, branch)
+        if old_sha is None:
+            continue
+        git.fetch(remote, f"refs/heads/{branch}")
+        if not git.conflicts(head, old_sha):
+            continue
+        target = kernel_path(ref)
+        base = Outcome(
+            ref=ref, action="skipped", branch=branch, kernel_path=target, pr_number=pull.number, pr_url=pull.html_url
+        )
+        foreign = git.foreign_tip(old_sha)
+        if foreign is not None:
+            held = _hold(api, base, branch, None, foreign)
+            reason = f"{branch} conflicts with {base_branch}, but {held.reason}; resolve the conflict in the branch"
+            outcomes.append(held.model_copy(update={"reason": reason, "pr_number": pull.number}))
+            continue
+        if fingerprint(ref) != source:
+            why = f"{branch} conflicts with {base_branch} and the operator changed since its kernel was made"
+            outcomes.append(base.model_copy(update={"reason": f"{why}; the next run that plans it makes a new one"}))
+            continue
+        kernel = git.show(old_sha, target)
+        if kernel is None:
+            outcomes.append(base.model_copy(update={"reason": f"{target} is not on {branch}: not rebuilt"}))
+            continue
+        if dry_run:
+            outcomes.append(base.model_copy(update={"reason": f"dry run: would rebuild {branch} on {head[:12]}"}))
+            continue
+        message = git.run("log", "-1", "--format=%B", old_sha)  # the bot's own message, from its own fields
+        commit = git.commit_files(head, {target: kernel.encode()}, message)
+        if git.tree_of(commit) == git.tree_of(head):
+            note = f"`{base_branch}` has this kernel already (`{head[:12]}`), so this pull request has nothing left."
+            api.upsert_comment(pull.number, REBUILT_MARKER, f"{note} Closing.")
+            api.close_pull(pull.number)
+            outcomes.append(base.model_copy(update={"reason": f"{base_branch} has the kernel already: closed"}))
+            continue
+        git.push(remote, commit, branch, expect=old_sha)
+        api.upsert_comment(
+            pull.number,
+            REBUILT_MARKER,
+            f"`{branch}` conflicted with `{base_branch}`, so Kernel Foundry made it again on `{head[:12]}` "
+            "with the same kernel (the branch held only the bot's commit).",
+        )
+        outcomes.append(
+            base.model_copy(
+                update={"action": "rebuilt", "reason": f"conflicted with {base_branch}: rebuilt on {head[:12]}"}
+            )
+        )
+    return outcomes

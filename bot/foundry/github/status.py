@@ -3,7 +3,7 @@ and the job summary. Event text never lands here unescaped."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from foundry.core.records import RunReport
 from foundry.github.publish import REPORTED, Outcome
@@ -42,11 +42,52 @@ def running_body(operators: Sequence[str], *, run_url: str, done: int = 0, run_i
     return f"{body}\n{marker}" if marker else body
 
 
+STAGES = ("triage", "optimize", "publish")
+_STAGE_TEXT = {
+    "triage": "triage: the operators to optimize",
+    "optimize": "optimize on the GPU runner",
+    "publish": "publish: pull requests",
+}
+
+
+def stages_body(
+    operators: Sequence[str],
+    *,
+    stage: str,
+    run_url: str,
+    run_id: str = "",
+    results: Mapping[str, str] | None = None,
+) -> str:
+    """The status comment of the three-job workflow: which job the run is in, and per operator what the
+    optimize job handed over (results: ref → done | failed | unfinished; none while it runs). Only triage
+    and publish write it: the GPU job keeps a read-only token."""
+    now = STAGES.index(stage)
+    steps = []
+    for i, name in enumerate(STAGES):
+        mark = "✅" if i < now else ("⏳" if i == now else "⏸️")
+        text = _STAGE_TEXT[name]
+        if name == "optimize" and results is not None:
+            finished = sum(1 for r in results.values() if r == "done")
+            text += f" ({finished} of {len(operators)} finished)"
+        steps.append(f"{i + 1}. {mark} {text}")
+    icons = {"done": "✅", "failed": "❌", "unfinished": "⏸️"}
+    listed = "\n".join(
+        f"- {icons.get((results or {}).get(op, ''), '⏳' if stage == 'optimize' else '⏸️')} {code_span(op)}"
+        for op in operators
+    )
+    where = f" ([workflow run]({run_url}))" if run_url else ""
+    body = f"⏳ **Kernel Foundry** {RUNNING}{where}:\n\n" + "\n".join(steps) + f"\n\n{listed}"
+    marker = run_marker(run_id)
+    return f"{body}\n{marker}" if marker else body
+
+
 def outcome_line(outcome: Outcome) -> str:
     op = code_span(outcome.ref)
     if outcome.action in ("created", "updated") and outcome.pr_number is not None:
         gain = f", {outcome.speedup:.2f}× over eager ({REPORTED})" if outcome.speedup is not None else ""
         return f"🚀 {op}: pull request #{outcome.pr_number} {outcome.action}{gain}"
+    if outcome.action == "rebuilt" and outcome.pr_number is not None:
+        return f"🔁 {op}: pull request #{outcome.pr_number} rebuilt — {escape(outcome.reason)}"
     if outcome.action == "held":
         where = f" (pull request #{outcome.pr_number})" if outcome.pr_number is not None else ""
         return f"✋ {op}: not updated{where} — {escape(outcome.reason)}"
