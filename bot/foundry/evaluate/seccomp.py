@@ -11,7 +11,10 @@ kill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo to any process but the candi
 included), tkill and pidfd_send_signal (glibc and CPython signal their own threads through tgkill), ptrace,
 process_vm_readv, process_vm_writev, setsid and setpgid (the session the evaluator starts the candidate in is
 made before the filter is installed), and pidfd_getfd, which would copy a file descriptor out of another
-process (the evaluator's exported device buffers, exchange.py). The filter is inherited by everything the
+process (the evaluator's exported device buffers, exchange.py); prlimit64, sched_setaffinity, sched_setscheduler,
+sched_setparam, sched_setattr, migrate_pages and move_pages on any process but the candidate's own (pid 0 or its
+pid: setting the evaluator's RLIMIT_CPU below what it used makes the kernel kill it), setpriority and ioprio_set.
+The filter is inherited by everything the
 candidate starts; those processes may signal only the candidate (its pid is written into the program when the
 filter is installed).
 
@@ -26,7 +29,8 @@ plus no socket of any family (socket, socketpair; the worker's channels exist al
 which creates sockets without the call, is denied as well), no change of file metadata (chmod, chown, utimes
 and xattr families: Landlock governs contents, not metadata), and no new namespaces or mounts (unshare, setns,
 mount calls, clone with a namespace flag; clone3, whose flags the filter cannot read, fails with ENOSYS and
-glibc falls back to clone), nor the kernel keyring.
+glibc falls back to clone), nor the kernel keyring, nor System V IPC (shm*, sem*, msg*) or POSIX message queues
+(mq_*): objects that outlive the worker where no IPC namespace of its own contains them.
 """
 
 from __future__ import annotations
@@ -101,6 +105,33 @@ SYSCALLS = {
         "vfork": 58,
         "execve": 59,
         "execveat": 322,
+        "prlimit64": 302,
+        "sched_setaffinity": 203,
+        "sched_setscheduler": 144,
+        "sched_setparam": 142,
+        "sched_setattr": 314,
+        "migrate_pages": 256,
+        "move_pages": 279,
+        "setpriority": 141,
+        "ioprio_set": 251,
+        "shmget": 29,
+        "shmat": 30,
+        "shmctl": 31,
+        "shmdt": 67,
+        "semget": 64,
+        "semop": 65,
+        "semctl": 66,
+        "semtimedop": 220,
+        "msgget": 68,
+        "msgsnd": 69,
+        "msgrcv": 70,
+        "msgctl": 71,
+        "mq_open": 240,
+        "mq_unlink": 241,
+        "mq_timedsend": 242,
+        "mq_timedreceive": 243,
+        "mq_notify": 244,
+        "mq_getsetattr": 245,
     },
     "aarch64": {
         "kill": 129,
@@ -154,10 +185,51 @@ SYSCALLS = {
         "clone3": 435,
         "execve": 221,
         "execveat": 281,
+        "prlimit64": 261,
+        "sched_setaffinity": 122,
+        "sched_setscheduler": 119,
+        "sched_setparam": 118,
+        "sched_setattr": 274,
+        "migrate_pages": 238,
+        "move_pages": 239,
+        "setpriority": 140,
+        "ioprio_set": 30,
+        "mq_open": 180,
+        "mq_unlink": 181,
+        "mq_timedsend": 182,
+        "mq_timedreceive": 183,
+        "mq_notify": 184,
+        "mq_getsetattr": 185,
+        "msgget": 186,
+        "msgctl": 187,
+        "msgrcv": 188,
+        "msgsnd": 189,
+        "semget": 190,
+        "semctl": 191,
+        "semtimedop": 192,
+        "semop": 193,
+        "shmget": 194,
+        "shmctl": 195,
+        "shmat": 196,
+        "shmdt": 197,
     },
 }
 SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target process
+# Calls that change another process's limits, scheduling or memory placement (first argument: its pid; 0 means the
+# caller): allowed on the candidate's own process only. prlimit64 on the evaluator (same user, no capability
+# needed) sets its RLIMIT_CPU below what it has used and the kernel kills it: kill() without kill.
+SELF_OR_ZERO = (
+    "prlimit64",
+    "sched_setaffinity",
+    "sched_setscheduler",
+    "sched_setparam",
+    "sched_setattr",
+    "migrate_pages",
+    "move_pages",
+)
 DENIED = (
+    "setpriority",  # renice another process (who is the second argument): no candidate needs it
+    "ioprio_set",
     "tkill",
     "pidfd_send_signal",
     "ptrace",
@@ -207,7 +279,29 @@ NAMESPACES = (
     "mount_setattr",
 )
 KEYRING = ("add_key", "request_key", "keyctl")
-SEALED = DENIED + NETWORK + METADATA + NAMESPACES + KEYRING
+# System V and POSIX message-queue IPC: objects that outlive the process (a segment left in the host's IPC
+# namespace where there is no bwrap --unshare-ipc) and that any later process of the user can attach.
+IPC = (
+    "shmget",
+    "shmat",
+    "shmctl",
+    "shmdt",
+    "semget",
+    "semop",
+    "semctl",
+    "semtimedop",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+)
+SEALED = DENIED + NETWORK + METADATA + NAMESPACES + KEYRING + IPC
 # CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
 CLONE_THREAD = 0x00010000
 CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
@@ -263,7 +357,9 @@ def program(pid: int, arch: str, sealed: bool = False) -> tuple[list[tuple[int, 
     and answers clone3 with ENOSYS."""
     numbers = SYSCALLS[arch]
     denied = [name for name in (SEALED if sealed else DENIED) if name in numbers]
-    checks = [(numbers[name], "self") for name in SELF_ONLY] + [(numbers[name], "deny") for name in denied]
+    checks = [(numbers[name], "self") for name in SELF_ONLY]
+    checks += [(numbers[name], "self_or_zero") for name in SELF_OR_ZERO if name in numbers]
+    checks += [(numbers[name], "deny") for name in denied]
     if sealed:
         checks += [(numbers["clone"], "clone"), (numbers["clone3"], "enosys")]
     # rows with symbolic jump targets, resolved below into relative offsets
@@ -276,11 +372,19 @@ def program(pid: int, arch: str, sealed: bool = False) -> tuple[list[tuple[int, 
         code.append((BPF_JGE_K, "deny", 0, X32_SYSCALL_BIT))
     code += [(BPF_JEQ_K, target, 0, nr) for nr, target in checks]
     code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
-    labels = {"self": len(code)}
+    labels = {"self_or_zero": len(code)}
+    code += [
+        (BPF_LD_W_ABS, 0, 0, OFF_ARG0_LO),
+        (BPF_JEQ_K, "self_high", "self", 0),  # pid 0: the caller itself; else it must be the candidate's pid
+    ]
+    labels["self"] = len(code)
     pid_at = len(code) + 1
     code += [
         (BPF_LD_W_ABS, 0, 0, OFF_ARG0_LO),
         (BPF_JEQ_K, 0, "deny", pid),  # pid_at
+    ]
+    labels["self_high"] = len(code)
+    code += [
         (BPF_LD_W_ABS, 0, 0, OFF_ARG0_HI),
         (BPF_JEQ_K, 0, "deny", 0),
         (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),  # the candidate's own process

@@ -10,9 +10,6 @@
 # operator: softmax_rows
 # config: static_guard=false
 # expect: runtime_error rule=raised
-# uncaught: seccomp.DENIED / seccomp.SEALED leave prlimit64 (and setpriority, sched_setaffinity, ioprio_set) on other
-#        processes allowed: without bwrap's pid namespace a worker sets the evaluator's RLIMIT_CPU to 1 s and the
-#        kernel kills the evaluator (checked by hand: SIGKILL of the evaluating process), the effect kill() is denied for
 import ctypes
 import os
 

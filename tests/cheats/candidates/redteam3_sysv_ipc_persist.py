@@ -11,10 +11,6 @@
 # operator: softmax_rows
 # config: static_guard=false
 # expect: runtime_error rule=raised
-# uncaught: seccomp.SEALED (and seccomp.DENIED) lists no System V / POSIX IPC syscall (shmget, shmat, msgget, msgsnd,
-#        semget, mq_open) and Landlock does not cover them: the worker creates an IPC object that outlives it; only
-#        bwrap's --unshare-ipc contains it, and without bwrap (sandbox.namespaces() == "none") a segment written by
-#        one evaluation is readable by the next process of the user
 import ctypes
 
 import torch
