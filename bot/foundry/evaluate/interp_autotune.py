@@ -28,6 +28,11 @@ TURNS = "_foundry_turns"  # per tuning key: [its pruned configs, the index of th
 BENCHED = "_foundry_benched"  # configs benchmarked in the current tuning round
 
 
+# Whether install() patched the Autotuner: kept here, not as a marker on what it patched (a candidate reading
+# hasattr(kernel.run, "...") would tell the worker from use).
+INSTALLED = False
+
+
 def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
@@ -38,13 +43,15 @@ def install() -> bool:
         return False
     from triton.runtime.autotuner import Autotuner
 
-    if getattr(Autotuner.run, "foundry_interp", False):
+    global INSTALLED
+    if INSTALLED:
         return True
     if "do_bench" not in vars(Autotuner):  # a triton whose autotuner calls the benchmark function directly
         log.warning("this triton's Autotuner has no do_bench to replace: autotuned kernels fail under the interpreter")
         return False
     Autotuner.do_bench = property(lambda tuner: functools.partial(bench_once, tuner))
     Autotuner.run = in_turn(Autotuner.run)
+    INSTALLED = True
     return True
 
 
@@ -57,7 +64,6 @@ def bench_once(tuner: Any, kernel_call: Any, quantiles: Any = None, **_: Any) ->
 
 
 def in_turn(original: Any) -> Any:
-    @functools.wraps(original)
     def run(tuner: Any, *args: Any, **kwargs: Any) -> Any:
         if len(tuner.configs) <= 1:
             return original(tuner, *args, **kwargs)
@@ -77,5 +83,6 @@ def in_turn(original: Any) -> Any:
                 turns[key][1] += 1
         return result
 
-    run.foundry_interp = True  # type: ignore[attr-defined]
+    # the original's name and doc, but no __wrapped__ (functools.wraps) and no marker: nothing a candidate reads
+    run.__name__, run.__qualname__, run.__doc__ = original.__name__, original.__qualname__, original.__doc__
     return run

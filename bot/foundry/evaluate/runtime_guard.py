@@ -17,6 +17,7 @@ log and the launch counts do not account for."""
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import threading
 from typing import Any
@@ -350,6 +351,8 @@ def unlogged_ops(events: list[Any], logged: set[str]) -> collections.Counter[str
                 visit(child, exempt or event.name == EXEMPT_RANGE)
         elif exempt and event.name.removeprefix("aten::") in INTERPRETER_COPY_OPS:
             return
+        elif not event.cpu_children and composite_only(event.name):
+            return  # a composite op that called nothing returned its input as it was (x.to(x.device)): no work
         elif not accounted(event):
             missing[event.name] += 1
 
@@ -357,6 +360,23 @@ def unlogged_ops(events: list[Any], logged: set[str]) -> collections.Counter[str
         if event.cpu_parent is None and str(event.device_type).endswith("CPU"):
             visit(event, False)
     return missing
+
+
+@functools.cache
+def composite_only(name: str) -> bool:
+    """Whether every overload of the op named `name` (as the profiler names it, aten::to) is
+    CompositeImplicitAutograd: such an op has no kernel of its own and computes only through the ops it calls, so
+    an event of it without children did nothing (x.to(x.device), x.contiguous() of a contiguous x return x
+    itself, and the dispatch mode sees no op, as none ran)."""
+    if not name.startswith("aten::"):  # torch's own ops only: a registered op is the candidate's
+        return False
+    try:
+        overloads = [n for n in torch._C._dispatch_get_all_op_names() if n == name or n.startswith(name + ".")]
+        return bool(overloads) and all(
+            torch._C._dispatch_has_kernel_for_dispatch_key(n, "CompositeImplicitAutograd") for n in overloads
+        )
+    except Exception:  # a torch without these internals: no exemption
+        return False
 
 
 def launches_seen(events: list[Any], cuda: bool, names: set[str]) -> collections.Counter[str]:
@@ -379,6 +399,7 @@ class OpLog(TorchDispatchMode):
         super().__init__()
         self.recorder = recorder
         self.ops: collections.Counter[str] = collections.Counter()
+        self.work: collections.Counter[str] = collections.Counter()  # op_work per op
         self.function_modes = 0
         self.launches_before: collections.Counter[str] = collections.Counter()
         self.witness = Witness() if witness else None
@@ -423,7 +444,24 @@ class OpLog(TorchDispatchMode):
         if func.__name__.split(".")[0] in {"_to_copy", "copy_", "to", "clone"} and changes_dtype(args, out):
             identity = f"{identity}[dtype]"
         self.ops[identity] += 1
+        self.work[identity] += op_work(func, args, kwargs, out)
         return out
+
+
+def op_work(func: Any, args: tuple, kwargs: dict, out: Any) -> int:
+    """How much work one op call did, for the hybrid grant's bound: its FLOPs where torch's flop counter has a
+    formula for it (convolutions, matrix products, attention), else the elements of its tensor outputs. 0 where
+    neither can be told."""
+    try:
+        from torch.utils.flop_counter import flop_registry
+
+        formula = flop_registry.get(getattr(func, "overloadpacket", None))
+        if formula is not None:
+            return int(formula(*args, **kwargs, out_val=out))
+    except Exception:  # an overload the formula does not take: its outputs' size
+        pass
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    return sum(t.numel() for t in outs if isinstance(t, torch.Tensor))
 
 
 def qualified_op(identity: str) -> str:

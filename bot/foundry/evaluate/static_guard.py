@@ -386,6 +386,7 @@ class Scan:
         self.tree = tree
         self.findings: list[Finding] = []
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        self.direct_hasattr: set[int] = set()  # ids of the Name nodes of hasattr(...) calls (check_hasattr)
         self.module_definitions = self.module_classes | {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         # private fields the candidate itself assigns (self._cache = ...): x._field of those names is fine
         self.own_private = (
@@ -746,8 +747,24 @@ class Scan:
 
         return not name.startswith("__") and hasattr(builtins, name) and name not in self.allow.builtins
 
+    def check_hasattr(self, node: ast.Call) -> None:
+        """hasattr answers one bool, and one bool tells a checked call from use: the attribute it asks about must be
+        one the guard would let the candidate read as x.name (a string literal, public or a private field the
+        candidate assigns itself, no hook or denied name, nothing naming the harness)."""
+        name = node.args[1] if len(node.args) == 2 and not node.keywords else None
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            self.add("forbidden_name", node, "hasattr needs a string literal naming the attribute")
+            return
+        attr = name.value
+        private = attr.startswith("_") and (attr.startswith("__") or attr not in self.own_private)
+        if private or not attr.isidentifier() or self.denied(attr) or "foundry" in attr.lower():
+            self.add("forbidden_name", node, f"hasattr(..., {attr!r}) asks about a private, harness or denied attribute")
+
     def check_builtin(self, node: ast.Name) -> None:
         name = node.id
+        if name == "hasattr" and id(node) not in self.direct_hasattr:
+            self.add("forbidden_name", node, "hasattr may only be called directly (hasattr(x, 'name'))")
+            return
         if name in REFERENCE_NAMES:
             self.add("reference_access", node, f"the candidate may not use the reference's {name!r}")
         elif name not in self.allow.builtins:
@@ -901,6 +918,10 @@ class Scan:
                 self.check_write(node, base, scope)
 
     def visit_Call(self, node: ast.Call, scope: Scope) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "hasattr" and self.find("hasattr", scope) is None:
+            self.direct_hasattr.add(id(func))
+            self.check_hasattr(node)
         self.children(node, scope)
         for keyword in node.keywords:
             if keyword.arg and "hook" in keyword.arg.lower():

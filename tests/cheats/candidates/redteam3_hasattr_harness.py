@@ -8,9 +8,6 @@
 # operator: softmax_rows
 # devices: cpu
 # expect: static_guard rule=forbidden_name
-# uncaught: static_guard allows hasattr with any string (Scan.check_builtin: allowed_builtins), so private harness
-#        markers are readable as a bool: interp_autotune's `run.foundry_interp` on Autotuner.run (and its
-#        `_foundry_turns` / `_foundry_benched` on each tuned kernel) tells the CPU worker from use
 import torch
 import triton
 import triton.language as tl
