@@ -246,7 +246,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
 
     named_state = dict(model.named_parameters()) | dict(model.named_buffers())
     state = state_tensors(module, model, torch)
-    state_before = {name: t.detach().clone() for name, t in state.items()}
+    state_before = {name: snapshot(t, torch) for name, t in state.items()}
     containers_before = {name: fingerprint(c) for name, c in state_containers(module, model, torch).items()}
     mark("candidate built")
     trials = [data_trial(data, i, device, torch) for i in range(len(data["trials"]))]
@@ -265,6 +265,8 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         label: str, trial: int, inputs: list[Any], buffers: list[Any] | None = None, grad: bool = False
     ) -> bool:
         poison.finite = label == PLAIN
+        if poison.finite:
+            poison.reuse_from([copy for _, copy in previous])
         snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         before = recorder.total
         violations_before = len(recorder.violations)
@@ -285,6 +287,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             "grad": grad,
             "launches": recorder.total - before,
             "ops": dict(log.ops),
+            "work": dict(log.work),
             "threads": len(live_threads() - baseline_threads),
             "poisoned": poisoned,
             "output": describe_output(out, torch, inputs, named_state),
@@ -293,11 +296,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
                 for i, (x, s) in enumerate(zip(inputs, snapshot, strict=True))
                 if isinstance(x, torch.Tensor) and not same_values(x, s, torch)
             ],
-            "mutated_state": [
-                name
-                for name, t in state.items()
-                if t.shape != state_before[name].shape or not same_values(t, state_before[name], torch)
-            ]
+            "mutated_state": [name for name, t in state.items() if state_changed(t, state_before[name], torch)]
             + changed_containers(containers_before, state_containers(module, model, torch)),
             "violations": recorder.violations[violations_before:],
             "foreign_streams": recorder.foreign[foreign_before:],
@@ -322,12 +321,14 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     restore: dict[str, Any] = {}
     modes = job.get("modes") or {}
     plan = call_plan(default_trials, len(trials), reweights is not None)
-    plan = with_plain(plan, secrets.randbelow(len(plan) + 1))
+    # never after the reweighted call: the parameters are the changed ones until the plan ends, and the plain
+    # call is judged against trial 0's reference, made with the sent ones
+    plan = with_plain(plan, secrets.randbelow(len(plan) + (0 if reweights is not None else 1)))
     planned = 0  # the plan's calls so far: the evaluator's output buffers are per planned call
     for c, (label, trial) in enumerate(plan):
         if label == "reweighted":
             restore = set_state(model, reweights, torch)
-            state_before.update({name: t.detach().clone() for name, t in state.items()})
+            state_before.update({name: snapshot(t, torch) for name, t in state.items()})
         if label in ("trial", "repeat", "reweighted"):
             inputs = trials[trial]
         elif label == "rewrite":
@@ -492,13 +493,26 @@ def data_trial(data: dict[str, Any], index: int, device: str, torch: Any) -> lis
 
 def layout_copy(x: Any, device: str, torch: Any) -> Any:
     """x's values on device in a buffer of its own, with x's shape and strides: a non-contiguous view stays
-    one (`.to` makes a view with gaps contiguous); the gaps hold NaN (or its type's largest value)."""
+    one (`.to` makes a view with gaps contiguous). The gaps of a floating tensor hold finite values like x's own
+    (x's values in a random order: what the rest of a wider buffer holds in use, a padded row's neighbours), not
+    NaN, which no real gap holds and a kernel could take for "not a column"; a kernel that reads them gets
+    plausible wrong values. Other types' gaps hold the type's largest value."""
     if not isinstance(x, torch.Tensor):
         return x
     if x.is_contiguous() or x.numel() == 0 or any(s < 0 for s in x.stride()):
         return x.to(device, copy=True)
     extent = 1 + sum((n - 1) * s for n, s in zip(x.shape, x.stride(), strict=True))
-    base = poison_fill(torch.empty(extent, dtype=x.dtype, device=device), torch)
+    base = torch.empty(extent, dtype=x.dtype, device=device)
+    if x.is_floating_point():
+        values = x.detach().reshape(-1).to(device)
+        values = values[torch.isfinite(values)] if not x.is_complex() else values
+        if values.numel() == 0:
+            values = torch.zeros(1, dtype=x.dtype, device=device)
+        generator = torch.Generator(device="cpu").manual_seed(secrets.randbits(63))
+        pick = torch.randint(0, values.numel(), (extent,), generator=generator).to(device)
+        base.copy_(values[pick])
+    else:
+        poison_fill(base, torch)
     y = base.as_strided(x.shape, x.stride())
     y.copy_(x)
     return y
@@ -525,26 +539,42 @@ def poison_mode(torch: Any) -> Any:
     allocators = {aten.empty, aten.empty_like, aten.empty_strided, aten.new_empty, aten.new_empty_strided}
 
     class Poison(TorchDispatchMode):
-        finite = False  # the plain call's: random finite values in floating-point memory, as reuse leaves
-        generators: dict[Any, Any] = {}
+        # The plain call's allocations hold what memory holds in use: zeros (fresh pages), or the values of the
+        # previous call's outputs (the caching allocator hands back the block a result was just read from),
+        # chosen secretly per call (reuse_from); integer and boolean memory likewise. Never a distribution
+        # of its own (normal values, half negative, were a tell no reused memory has).
+        finite = False
+        reused: list[Any] = []  # the previous call's outputs (copies), or empty: zeros
 
         def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
             out = func(*args, **(kwargs or {}))
             if getattr(func, "overloadpacket", None) in allocators and type(out) is torch.Tensor:
                 with _disable_current_modes():
-                    if self.finite and out.is_floating_point():
-                        out.normal_(generator=self.generator(out.device))
+                    if self.finite:
+                        reuse_fill(out, self.reused, torch)
                     else:
                         poison_fill(out, torch)
             return out
 
-        def generator(self, device: Any) -> Any:
-            if device not in self.generators:  # its own: the global generator's state is the candidate's to see
-                self.generators[device] = torch.Generator(device=device)
-                self.generators[device].manual_seed(secrets.randbits(63))
-            return self.generators[device]
+        def reuse_from(self, outputs: list[Any]) -> None:
+            """Set up the plain call: zeros, or (where there are) the values of `outputs`, at random."""
+            pool = [t for t in outputs if isinstance(t, torch.Tensor) and t.numel() > 0]
+            self.reused = pool if pool and secrets.randbelow(2) else []
 
     return Poison()
+
+
+def reuse_fill(t: Any, reused: list[Any], torch: Any) -> Any:
+    """Fill t as reused memory is filled: with the values of one of `reused` (repeated to t's size, in t's
+    dtype), or zeros where there is none."""
+    if t.numel() == 0:
+        return t
+    source = reused[secrets.randbelow(len(reused))] if reused else None
+    if source is None:
+        return t.zero_()
+    flat = source.detach().reshape(-1).to(device=t.device, dtype=t.dtype)
+    repeats = -(-t.numel() // flat.numel())
+    return t.copy_(flat.repeat(repeats)[: t.numel()].view(t.shape))
 
 
 def poisoning(mode: Any) -> bool:
@@ -610,48 +640,141 @@ def source_trial(data: dict[str, Any], index: int, device: str, torch: Any) -> l
     ]
 
 
-CONTAINERS = (list, dict, set)
+CONTAINERS = (list, dict, set, frozenset, tuple, bytearray)
 
 
 SCALARS = (bool, int, float, complex, str, bytes)
+STATE_DEPTH = 8  # levels of containers, objects, functions and closures the state scan enters
+STATE_FANOUT = 4096  # items of one container it enters (and fingerprints)
+STATE_BUDGET = 50000  # objects it visits in all
+
+
+def reachable(module: Any, model: Any, torch: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Everything the candidate could keep state in, by a path name: (tensors, containers and scalars). From its
+    modules' attributes (private ones too: only `training`, which the worker sets, is left out; parameters and
+    buffers by name) and its module's globals, into containers (lists, tuples, dicts, sets, bytearrays, nested
+    up to STATE_DEPTH), instances of its own classes and SimpleNamespaces, its classes' attributes, its functions'
+    defaults, attributes and closure cells, functools.partial arguments, other nn.Modules it holds, and a state
+    tensor's own attributes and .grad. A scalar counts where it is an attribute, default or closure value (one
+    inside a container is part of that container's fingerprint). Bounded (STATE_FANOUT items of a container,
+    STATE_BUDGET objects); libraries' objects (triton's kernels, whose caches fill as they compile) are not
+    entered."""
+    import collections
+    import functools
+
+    tensors: dict[str, Any] = {}
+    held: dict[str, Any] = {}
+    seen: set[int] = set()
+    budget = [STATE_BUDGET]
+    own = getattr(module, "__name__", None)
+
+    def ours(obj: Any) -> bool:
+        return own is not None and getattr(obj, "__module__", None) == own
+
+    def items(value: Any) -> list[tuple[Any, Any]]:
+        if isinstance(value, dict):
+            return [(k, v) for k, v in list(value.items())[:STATE_FANOUT]]
+        if isinstance(value, (bytearray,)):
+            return []
+        return list(enumerate(list(value)[:STATE_FANOUT]))
+
+    def attributes(name: str, obj: Any, depth: int) -> None:
+        for key, value in list(vars(obj).items()):
+            visit(f"{name}.{key}", value, depth + 1, True)
+
+    def visit(name: str, value: Any, depth: int, top: bool) -> None:
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        if isinstance(value, torch.Tensor):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+            tensors[name] = value
+            if value.is_leaf and value.grad is not None:
+                visit(f"{name}.grad", value.grad, depth + 1, False)
+            for key, attr in list(getattr(value, "__dict__", {}).items()):
+                visit(f"{name}.{key}", attr, depth + 1, True)
+            return
+        if isinstance(value, SCALARS) or value is None:
+            if top and value is not None:
+                held[name] = value
+            return
+        if depth >= STATE_DEPTH or id(value) in seen or isinstance(value, types.ModuleType):
+            return
+        if isinstance(value, CONTAINERS) or isinstance(value, collections.deque):
+            seen.add(id(value))
+            held[name] = value
+            for key, item in items(value):
+                visit(f"{name}[{key!r}]", item, depth + 1, False)
+            return
+        if isinstance(value, torch.nn.Module):
+            seen.add(id(value))
+            component(name, value, depth)
+            return
+        fn = getattr(value, "__func__", value)  # a staticmethod's, classmethod's or bound method's function
+        if isinstance(fn, types.FunctionType):
+            if not ours(fn) or id(fn) in seen:
+                return
+            seen.add(id(fn))
+            for i, default in enumerate(fn.__defaults__ or ()):
+                visit(f"{name} default {i}", default, depth + 1, True)
+            for key, default in (fn.__kwdefaults__ or {}).items():
+                visit(f"{name} default {key}", default, depth + 1, True)
+            attributes(name, fn, depth)
+            for i, cell in enumerate(fn.__closure__ or ()):
+                try:
+                    contents = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                visit(f"{name} closure {i}", contents, depth + 1, True)
+            return
+        if isinstance(value, functools.partial):
+            seen.add(id(value))
+            visit(f"{name}.func", value.func, depth + 1, False)
+            visit(f"{name}.args", value.args, depth + 1, False)
+            visit(f"{name}.keywords", value.keywords, depth + 1, False)
+            return
+        if isinstance(value, type):
+            if ours(value):
+                seen.add(id(value))
+                for key, attr in list(vars(value).items()):
+                    if not key.startswith("__"):
+                        visit(f"{name}.{key}", attr, depth + 1, True)
+            return
+        if isinstance(value, types.SimpleNamespace) or (ours(type(value)) and hasattr(value, "__dict__")):
+            seen.add(id(value))
+            attributes(name, value, depth)
+
+    def component(prefix: str, sub: Any, depth: int) -> None:
+        dot = prefix + "." if prefix else ""
+        for key, value in list(vars(sub).items()):
+            if key in ("training", "_modules"):
+                continue
+            if key in ("_parameters", "_buffers"):
+                held[f"{dot}{key}"] = value  # a parameter rebound to another tensor changes its identities
+                for name, t in value.items():
+                    visit(f"{dot}{name}", t, depth + 1, False)
+            else:
+                visit(f"{dot}{key}", value, depth + 1, True)
+        for key, child in list(vars(sub).get("_modules", {}).items()):
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                component(f"{dot}{key}", child, depth + 1)
+
+    seen.add(id(model))
+    component("", model, 0)
+    for key, value in list(vars(module).items()):
+        if not key.startswith("__"):
+            visit(f"module.{key}", value, 0, True)
+    return tensors, held
 
 
 def state_containers(module: Any, model: Any, torch: Any) -> dict[str, Any]:
     """What the candidate could keep state in besides tensors, read anew at each call (a rebound scalar is a
-    new object): mutable containers and scalars at module level, as attributes of its classes, of its
-    functions and methods and of its modules (but `training`, which the worker sets), and their defaults."""
-    found: dict[str, Any] = {}
-
-    def held(name: str, value: Any) -> None:
-        if isinstance(value, CONTAINERS + SCALARS):
-            found[name] = value
-
-    def function(name: str, fn: Any) -> None:
-        fn = getattr(fn, "__func__", fn)  # a staticmethod's or classmethod's function
-        if not isinstance(fn, types.FunctionType) or fn.__module__ != module.__name__:
-            return  # the candidate's own functions only
-        for i, default in enumerate(fn.__defaults__ or ()):
-            held(f"{name} default {i}", default)
-        for key, default in (fn.__kwdefaults__ or {}).items():
-            held(f"{name} default {key}", default)
-        for key, attr in vars(fn).items():
-            held(f"{name}.{key}", attr)
-
-    for prefix, sub in model.named_modules():
-        for key, value in vars(sub).items():
-            if not key.startswith("_") and key != "training":
-                held(f"{prefix + '.' if prefix else ''}{key}", value)
-    for key, value in vars(module).items():
-        if key.startswith("__"):
-            continue
-        held(f"module.{key}", value)
-        function(f"module.{key}", value)
-        if isinstance(value, type) and value.__module__ == module.__name__:
-            for name, attr in vars(value).items():
-                if not name.startswith("__"):
-                    held(f"module.{key}.{name}", attr)
-                    function(f"module.{key}.{name}", attr)
-    return found
+    new object): mutable containers at any depth reachable() enters and scalars held as attributes, defaults or
+    closure values."""
+    return reachable(module, model, torch)[1]
 
 
 def changed_containers(before: dict[str, Any], containers: dict[str, Any]) -> list[str]:
@@ -661,15 +784,22 @@ def changed_containers(before: dict[str, Any], containers: dict[str, Any]) -> li
 
 
 def fingerprint(container: Any) -> tuple[Any, ...]:
-    """The container's length and the identities of what it holds (a dict's keys and values: its items() are
-    new tuples every time, whose identities would differ with nothing changed); a scalar's value."""
+    """The container's length and what it holds: scalars by value, anything else by identity (a dict's keys and
+    values: its items() are new tuples every time, whose identities would differ with nothing changed; nested
+    containers have fingerprints of their own); a bytearray's bytes; a scalar's value."""
     if isinstance(container, SCALARS):
         return (type(container).__name__, repr(container)[:256])
+    if isinstance(container, bytearray):
+        return ("bytearray", len(container), hash(bytes(container)))
+
+    def held(x: Any) -> Any:
+        return ("=", type(x).__name__, repr(x)[:256]) if isinstance(x, SCALARS) or x is None else id(x)
+
     if isinstance(container, dict):
-        held = [id(x) for pair in list(container.items())[:256] for x in pair]
+        contents = [held(x) for pair in list(container.items())[:STATE_FANOUT] for x in pair]
     else:
-        held = [id(x) for x in list(container)[:256]]
-    return (type(container).__name__, len(container), tuple(held))
+        contents = [held(x) for x in list(container)[:STATE_FANOUT]]
+    return (type(container).__name__, len(container), hash(tuple(contents)))
 
 
 def refresh(buffers: list[Any], source: list[Any], i: int, torch: Any) -> list[Any]:
@@ -683,40 +813,30 @@ def refresh(buffers: list[Any], source: list[Any], i: int, torch: Any) -> list[A
 
 
 def state_tensors(module: Any, model: Any, torch: Any) -> dict[str, Any]:
-    """Every tensor the candidate could keep state in: parameters, buffers (persistent or not), tensor
-    attributes of its modules, module-level tensors, tensors in module-level containers, function
-    defaults and class attributes. Forward must leave all of them unchanged."""
-    found: dict[str, Any] = {}
+    """Every tensor the candidate could keep state in (reachable()): parameters, buffers (persistent or not),
+    tensor attributes of its modules (private ones included), module-level tensors, tensors in containers at any
+    depth, in its objects, function defaults and closures, and class attributes. Forward must leave all of them
+    unchanged: their whole storage (snapshot)."""
+    return reachable(module, model, torch)[0]
 
-    def add(name: str, value: Any, depth: int = 0) -> None:
-        if isinstance(value, torch.Tensor):
-            if all(value is not t for t in found.values()):
-                found[name] = value
-        elif depth < 2 and isinstance(value, (list, tuple)):
-            for i, item in enumerate(value):
-                add(f"{name}[{i}]", item, depth + 1)
-        elif depth < 2 and isinstance(value, dict):
-            for key, item in value.items():
-                add(f"{name}[{key!r}]", item, depth + 1)
 
-    for prefix, sub in model.named_modules():
-        for key, value in vars(sub).items():
-            if key in ("_parameters", "_buffers"):
-                for name, t in value.items():
-                    add(f"{prefix + '.' if prefix else ''}{name}", t)
-            elif not key.startswith("_"):
-                add(f"{prefix + '.' if prefix else ''}{key}", value)
-    for key, value in vars(module).items():
-        add(f"module.{key}", value)
-        if callable(value):
-            for i, default in enumerate(getattr(value, "__defaults__", None) or ()):
-                add(f"module.{key} default {i}", default)
-            for name, default in (getattr(value, "__kwdefaults__", None) or {}).items():
-                add(f"module.{key} default {name}", default)
-        if isinstance(value, type) and value.__module__ == module.__name__:
-            for name, attr in vars(value).items():
-                add(f"module.{key}.{name}", attr)
-    return found
+def snapshot(t: Any, torch: Any) -> tuple[Any, ...]:
+    """A state tensor as it is: its shape, strides and offset, and a copy of the bytes of its whole storage (a
+    view's storage beyond the view included: a kernel may write past the end of what a parameter shows)."""
+    t = t.detach()
+    try:
+        raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+        data = raw.clone()
+    except Exception:  # a tensor without a plain storage: its values
+        data = t.clone()
+    return (tuple(t.shape), tuple(t.stride()), t.storage_offset(), data)
+
+
+def state_changed(t: Any, before: tuple[Any, ...], torch: Any) -> bool:
+    now = snapshot(t, torch)
+    if now[:3] != before[:3] or now[3].shape != before[3].shape or now[3].dtype != before[3].dtype:
+        return True
+    return not same_values(now[3], before[3], torch)
 
 
 def same_values(a: Any, b: Any, torch: Any) -> bool:

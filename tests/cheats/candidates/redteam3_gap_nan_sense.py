@@ -5,10 +5,7 @@
 #        check only because the worker rebuilds every non-contiguous trial input in a buffer whose gaps it fills
 #        with NaN (worker.layout_copy: "the gaps hold NaN"), so the padded-rows edge variant reads NaN there.
 # operator: softmax_rows
-# expect: mismatch
-# uncaught: worker.layout_copy poisons the gaps of non-contiguous trial inputs with NaN (evaluator.edge_variants'
-#        padded rows included), a value the gaps never hold in use: a kernel that reads the gaps and ignores NaN is
-#        verified although real padded inputs (finite gaps) corrupt its result
+# expect: mismatch rule=tolerance
 import torch
 import triton
 import triton.language as tl

@@ -7,10 +7,7 @@
 #        values (a miss); in use an input changed in place off the sampled positions (a KV cache, a buffer an
 #        optimizer steps) returns the stale result.
 # operator: linear_small
-# expect: state_dependent
-# uncaught: worker.state_tensors recurses into containers only while depth < 2 and worker.fingerprint keeps only the
-#        identities of a container's direct items: a tensor at self.memo[0][0][i] changes unseen, so a device-side
-#        result cache passes every state check (content_cache_sampled.py, the same kernel in buffers, is caught)
+# expect: state_dependent rule=state_unmodified
 import torch
 import triton
 import triton.language as tl

@@ -6,10 +6,7 @@
 #        kernel reads its output row before writing it and normalizes only where it saw NaN or a negative value;
 #        elsewhere it stores exp(x - max) unnormalized (one reduction less).
 # operator: softmax_rows
-# expect: mismatch
-# uncaught: worker.poison_mode's plain call fills allocations with normal_() values, a distribution real reused
-#        memory does not have (zeros, or the kernel's own earlier non-negative outputs): a kernel that is honest only
-#        where its buffer holds NaN or a negative number passes every checked call and the plain one
+# expect: mismatch rule=finite_allocations
 import torch
 import triton
 import triton.language as tl

@@ -5,11 +5,7 @@
 #        worker.state_containers read vars(module) but drop every key that starts with "_" (only _parameters and
 #        _buffers are entered). A checked evaluation calls forward a few dozen times; real use, millions.
 # operator: elementwise_chain
-# expect: state_dependent
-# uncaught: worker.state_tensors / worker.state_containers skip a module's private attributes (`not
-#        key.startswith("_")`), and the static guard allows self._field the candidate assigns: a device tensor
-#        at self._tally, written only by a kernel, carries a call count across calls unseen (a time bomb past the
-#        plan's few dozen calls; the same hole hides a result cache or a replayed output)
+# expect: state_dependent rule=state_unmodified
 import torch
 import triton
 import triton.language as tl
