@@ -5,7 +5,7 @@ Runs in the parent: the candidate's process never sees reference outputs."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -16,6 +16,9 @@ from foundry.core.records import Diagnosis, FailureKind, Stage
 class Tolerance:
     atol: float
     rtol: float
+    # Per element, an allowance on top of atol + rtol * |ref| (same shape as the reference, or None): the rounding
+    # an fp computation of this element may commit, from the magnitudes it sums (evaluator.rounding_slack).
+    slack: torch.Tensor | None = field(default=None, compare=False, repr=False)
 
 
 def index_text(flat: int, shape: torch.Size) -> str:
@@ -64,6 +67,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
             return rms_check(sq_err, sq_ref, finite, ref.numel(), tol, kind, what)
     o = out.detach().to(torch.float64).flatten()
     r = ref.detach().to(torch.float64).flatten()
+    s = slack_of(tol, ref)
     poisoned = torch.isnan(o) & ~torch.isnan(r)
     if bool(poisoned.any()):
         n = int(poisoned.sum())
@@ -76,9 +80,9 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
             f"(never written, or computed from poisoned memory); first at {index_text(first, ref.shape)}",
             metrics={"unwritten_fraction": n / max(r.numel(), 1)},
         )
-    err, bad = elementwise(o, r, tol)
+    err, bad = elementwise(o, r, tol, s)
     if not bool(bad.any()):
-        return relative_rms(o, r, err, tol, kind, what)
+        return relative_rms(o, r, err, tol, kind, what, s)
     n = int(bad.sum())
     worst = int(torch.where(bad, err, torch.zeros_like(err)).argmax())
     first = int(bad.nonzero()[0])
@@ -102,14 +106,26 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
     )
 
 
-def elementwise(o: torch.Tensor, r: torch.Tensor, tol: Tolerance) -> tuple[torch.Tensor, torch.Tensor]:
+def slack_of(tol: Tolerance, ref: torch.Tensor) -> torch.Tensor | None:
+    """tol's per-element slack, flat in fp64, where it matches ref's shape."""
+    if tol.slack is None or tuple(tol.slack.shape) != tuple(ref.shape):
+        return None
+    return tol.slack.detach().to(device=ref.device, dtype=torch.float64).flatten().nan_to_num(0.0, 0.0, 0.0)
+
+
+def elementwise(
+    o: torch.Tensor, r: torch.Tensor, tol: Tolerance, slack: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Absolute errors (0 where both are NaN or the same infinity) and where they exceed atol + rtol * |ref|
-    (or the reference is NaN and the output not), of fp64 outputs and references."""
+    (+ slack, per element, where given) (or the reference is NaN and the output not), of fp64 outputs and
+    references."""
     both_nan = torch.isnan(o) & torch.isnan(r)
     same_inf = torch.isinf(r) & (o == r)
     err = (o - r).abs()
     err = torch.where(both_nan | same_inf, torch.zeros_like(err), err)
     limit = tol.atol + tol.rtol * r.abs()
+    if slack is not None:
+        limit = limit + slack
     return err, (err > limit) | (torch.isnan(r) & ~torch.isnan(o))
 
 
@@ -118,13 +134,17 @@ def chunked_sums(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> tuple[
     the sums relative_rms needs, over the elements where both are finite: squared errors, squared reference
     values, and their count."""
     o_flat, r_flat = out.detach().reshape(-1), ref.detach().reshape(-1)
+    s_flat = tol.slack.detach().reshape(-1) if tol.slack is not None and tol.slack.shape == ref.shape else None
     sq_err, sq_ref, finite_count = 0.0, 0.0, 0
     for start in range(0, r_flat.numel(), CHUNK):
         o = o_flat[start : start + CHUNK].to(torch.float64)
         r = r_flat[start : start + CHUNK].to(torch.float64)
-        err, bad = elementwise(o, r, tol)
+        s = None if s_flat is None else s_flat[start : start + CHUNK].to(device=r.device, dtype=torch.float64)
+        err, bad = elementwise(o, r, tol, s)
         if bool((torch.isnan(o) & ~torch.isnan(r)).any()) or bool(bad.any()):
             return None
+        if s is not None:
+            err = (err - s).clamp_min(0.0)
         sums = squared_sums(o, r, err)
         sq_err, sq_ref, finite_count = sq_err + sums[0], sq_ref + sums[1], finite_count + sums[2]
     return sq_err, sq_ref, finite_count
@@ -138,10 +158,19 @@ def squared_sums(o: torch.Tensor, r: torch.Tensor, err: torch.Tensor) -> tuple[f
 
 
 def relative_rms(
-    o: torch.Tensor, r: torch.Tensor, err: torch.Tensor, tol: Tolerance, kind: FailureKind, what: str
+    o: torch.Tensor,
+    r: torch.Tensor,
+    err: torch.Tensor,
+    tol: Tolerance,
+    kind: FailureKind,
+    what: str,
+    slack: torch.Tensor | None = None,
 ) -> Diagnosis | None:
     """In aggregate the error must also be small relative to the signal: rms(out - ref) <= rtol * rms(ref).
-    Elementwise atol alone lets outputs far below 1 keep only a digit or two (quantized, truncated)."""
+    Elementwise atol alone lets outputs far below 1 keep only a digit or two (quantized, truncated). The part of
+    each error within its rounding slack (where given) is excused."""
+    if slack is not None:
+        err = (err - slack).clamp_min(0.0)
     sq_err, sq_ref, finite = squared_sums(o, r, err)
     return rms_check(sq_err, sq_ref, finite, o.numel(), tol, kind, what)
 

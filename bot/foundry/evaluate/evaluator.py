@@ -49,7 +49,7 @@ from foundry.evaluate.isolation import (
     run_child,
     scrub,
 )
-from foundry.evaluate.runtime_guard import describe_violations, op_identity, rule_name
+from foundry.evaluate.runtime_guard import describe_violations, op_identity, op_work, rule_name
 from foundry.evaluate.static_guard import StaticGuard
 from foundry.rules.loader import Rules, load_rules
 from foundry.spec.loader import LoadedOperator
@@ -67,6 +67,15 @@ NOT_MEASURED = "not measured: no CUDA device (candidates ran under the Triton in
 LARGE = 1e3
 SMALL = 1e-3
 OFFSET = 3.0
+# A far offset: inputs moved by OFFSET_FAR times their spread (standard deviation), so that the mean is large
+# against the spread (a DC offset, a residual stream that grew): a one-pass variance E[x^2] - E[x]^2 cancels.
+OFFSET_FAR = 100.0
+# Transformed trials are judged with a per-element rounding slack: SLACK_ULPS units of the output dtype's epsilon
+# times the reference's output on the inputs' absolute values (a sum's rounding scales with the sum of its terms'
+# magnitudes, not with the result: cancellation).
+SLACK_ULPS = 32.0
+# The wide edge variant (stateless operators): the last dimension past every declared width, at least WIDE_MIN.
+WIDE_MIN = 2048
 # Edge variants (CandidateEvaluator.edge_variants): a batch past EDGE_ROWS rows, while its inputs stay under
 # EDGE_ELEMENTS elements on the interpreter (64 times that on a GPU).
 EDGE_ROWS = 600
@@ -131,6 +140,7 @@ class Prepared:
     tolerances: dict[int, list[Tolerance]] = field(default_factory=dict)  # trials judged with their own
     reweighted: bool = False  # the last trial runs after the parameters are changed in place
     modes: dict[str, bool] = field(default_factory=dict)  # use_modes: train mode, inputs that require grad
+    work: list[dict[str, int]] = field(default_factory=list)  # per trial, the reference's work per op (op_work)
 
     def held_bytes(self) -> int:
         refs = sum(t.numel() * t.element_size() for r in self.refs for t in r)
@@ -242,6 +252,23 @@ def physical_gpu(index: int) -> str:
     return str(index)
 
 
+def propagates(outputs: list[torch.Tensor], inputs: list[Any]) -> bool:
+    """Whether the reference's outputs on inputs holding NaN/+inf entries judge a trial: every floating output
+    holds some non-finite values, more of them than the inputs hold (the reference spreads them, as a reduction, a
+    normalization or a product does: a kernel that drops or clamps them launders a diverging value into plausible
+    numbers), and some finite ones (not all of it is lost). An elementwise operator, which keeps each entry to
+    itself, gives no such trial (max(NaN, 0) differs between devices)."""
+    injected = sum(int((~torch.isfinite(x)).sum()) for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point())
+    floating = [t for t in outputs if t.is_floating_point()]
+    if not floating or injected == 0:
+        return False
+    for t in floating:
+        bad = int((~torch.isfinite(t)).sum())
+        if bad <= injected or bad >= t.numel():
+            return False
+    return True
+
+
 def trial_dtype(inputs: list[Any]) -> torch.dtype:
     return next((t.dtype for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()), torch.float32)
 
@@ -333,13 +360,16 @@ class ReferenceOps(TorchDispatchMode):
         super().__init__()
         self.ops: set[str] = set()
         self.counts: dict[str, int] = {}  # calls per op, by rule name
+        self.work: dict[str, int] = {}  # runtime_guard.op_work per op, by rule name
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        out = func(*args, **(kwargs or {}))
         name = rule_name(op_identity(func))
         if name is not None:
             self.ops.add(name)
             self.counts[name] = self.counts.get(name, 0) + 1
-        return func(*args, **(kwargs or {}))
+            self.work[name] = self.work.get(name, 0) + op_work(func, args, kwargs or {}, out)
+        return out
 
 
 class CandidateEvaluator:
@@ -372,6 +402,7 @@ class CandidateEvaluator:
         # Until the reference has run once (prepare_job), the grant holds no op of its own: see grant.
         self.reference_ops: frozenset[str] | None = None
         self.reference_counts: dict[str, int] = {}  # how often one reference call runs each op (ReferenceOps)
+        self.last_work: dict[str, int] = {}  # the work per op of the last reference call (ReferenceOps.work)
         self.allowed_ops: frozenset[str] = frozenset()
         self.library_ops: frozenset[str] = frozenset()
         self.grant(frozenset())
@@ -526,12 +557,16 @@ class CandidateEvaluator:
         described: list[list[dict[str, Any]]] = []
         notes: list[str] = []
         first: list[Any] = []
+        work: list[dict[str, int]] = []
 
         def add(inputs: list[Any], note: str = "", out: Any = None) -> None:
             nonlocal first
             on_device = to_device(inputs, self.device)
             if out is None:
                 out = self.run_reference(model, on_device)
+                work.append(self.last_work)
+            else:  # transformed or reweighted inputs: trial 0's shapes, so its work
+                work.append(work[0] if work else self.last_work)
             containers.append(type(out).__name__)
             refs.append([t.detach().clone() if self.is_cuda else t.detach() for t in as_outputs(out)])
             described.append(jobfiles.describe_inputs(on_device))
@@ -558,13 +593,18 @@ class CandidateEvaluator:
             if not variants:
                 torch.manual_seed(secrets.randbits(62))
                 variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
-            for variant in variants + self.edge_variants(model, self.generated(lambda: op.inputs(self.small))):
+            edges = self.edge_variants(model, self.generated(lambda: op.inputs(self.small)), variants)
+            for variant in variants + edges:
                 add(variant)
             torch.manual_seed(secrets.randbits(62))
             transformed_at = len(refs)
+            slacks: dict[int, list[torch.Tensor | None]] = {}
             for note, inputs, out in self.transformed(model, self.generated(lambda: op.inputs(self.small))):
                 add(inputs, note, out)
-            tolerances = {t: self.trial_tolerances(refs[t]) for t in range(transformed_at, len(refs))}
+                slacks[len(refs) - 1] = self.rounding_slack(model, inputs, refs[-1])
+            tolerances = {
+                t: self.trial_tolerances(refs[t], slacks.get(t)) for t in range(transformed_at, len(refs))
+            }
             torch.manual_seed(secrets.randbits(62))
             reweights = self.reweighted(model, self.generated(lambda: op.inputs(self.small)), add)
             if reweights is not None:
@@ -577,6 +617,7 @@ class CandidateEvaluator:
             prepared.sent = {"trials": hosted, "reweighted": reweights}
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
             prepared.reweighted = reweights is not None
+            prepared.work = work
             prepared.modes = self.use_modes(model, to_device(first, self.device), refs[0])
             if shared is not None:
                 if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
@@ -605,11 +646,12 @@ class CandidateEvaluator:
         the hybrid policy those on the eligible list are the library ops the candidate may keep."""
         copies = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         with torch.no_grad():
-            if self.reference_ops is not None:
-                return model(*copies)
             recorder = ReferenceOps()
             with recorder:
                 out = model(*copies)
+            self.last_work = dict(recorder.work)
+            if self.reference_ops is not None:
+                return out
             self.reference_counts = dict(recorder.counts)
             self.grant(frozenset(recorder.ops))
             return out
@@ -670,6 +712,26 @@ class CandidateEvaluator:
                 rows[1] = rows[1, 0] if bool(rows[1, 0] != 0) else 1.0
             return y
 
+        def far(x: torch.Tensor) -> torch.Tensor:  # the mean far from 0 against the spread
+            spread = float(x.detach().double().std()) if x.numel() > 1 else 0.0
+            return x + OFFSET_FAR * (spread if spread > 0 else 1.0)
+
+        def first_only(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # the first floating input
+            k = floats.index(True)
+            return [fn(x) if i == k else x for i, x in enumerate(inputs)]
+
+        def nonfinite(x: torch.Tensor) -> torch.Tensor:  # a quarter of the rows hold a NaN or a +inf entry
+            y = x.clone()
+            rows = y.reshape(-1, y.shape[-1]) if y.dim() >= 2 else y.reshape(1, -1)
+            count = rows.shape[0]
+            picked = torch.randperm(count, device=y.device)[: max(1, count // 4)] if count > 1 else None
+            if picked is None:  # one row: one NaN entry
+                rows[0, int(torch.randint(0, rows.shape[1], ()))] = float("nan")
+            else:
+                for j, row in enumerate(picked.tolist()):
+                    rows[row, int(torch.randint(0, rows.shape[1], ()))] = float("nan") if j % 2 == 0 else float("inf")
+            return rows.reshape(x.shape) if y.dim() >= 2 else rows.reshape(x.shape)
+
         def minus_inf(x: torch.Tensor) -> torch.Tensor:  # masked positions (attention masks); the first
             y = x.clone()  # column stays finite, so no row is all -inf
             mask = torch.rand(y.shape, device=y.device) < 0.1
@@ -693,6 +755,8 @@ class CandidateEvaluator:
             [(f"inputs x{LARGE:g}", lambda: each(lambda x: x * LARGE))],
             [(f"inputs x{SMALL:g}", lambda: each(lambda x: x * SMALL))],
             [("inputs offset", lambda: each(offset))],
+            [(f"inputs offset by {OFFSET_FAR:g}x their spread", lambda: each(far))],
+            [("NaN and +inf entries", lambda: first_only(nonfinite))],
         ]
         found: list[tuple[str, list[Any], Any]] = []
         for group in groups:
@@ -702,15 +766,47 @@ class CandidateEvaluator:
                     out = self.run_reference(model, to_device(candidate, self.device))
                 except Exception:  # the reference refuses these inputs: not a trial
                     continue
-                if unusable([t for t in as_outputs(out) if isinstance(t, torch.Tensor)]) is None:
+                outs = [t for t in as_outputs(out) if isinstance(t, torch.Tensor)]
+                usable = propagates(outs, candidate) if note.startswith("NaN") else unusable(outs) is None
+                if usable:
                     found.append((note, candidate, out))
                     break
         return found
 
-    def trial_tolerances(self, refs: list[torch.Tensor]) -> list[Tolerance]:
+    def trial_tolerances(
+        self, refs: list[torch.Tensor], slacks: list[torch.Tensor | None] | None = None
+    ) -> list[Tolerance]:
         """A transformed trial's tolerance per output: the operator's, with atol scaled to that trial's own
-        outputs (inputs scaled by 1e-3 have outputs far below the first trial's)."""
-        return [strengthened(r, self.tolerance, self.rules.tolerance.probe_scale) for r in refs]
+        outputs (inputs scaled by 1e-3 have outputs far below the first trial's), and each element's rounding
+        slack where given (rounding_slack)."""
+        tolerances = [strengthened(r, self.tolerance, self.rules.tolerance.probe_scale) for r in refs]
+        if slacks:
+            tolerances = [
+                dataclasses.replace(t, slack=slacks[k]) if k < len(slacks) else t for k, t in enumerate(tolerances)
+            ]
+        return tolerances
+
+    def rounding_slack(self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]) -> list[torch.Tensor | None]:
+        """Per output, the rounding an implementation may differ from the reference by on these inputs: SLACK_ULPS
+        epsilons of the output's dtype times the reference's output on the inputs' absolute values (for sums and
+        products, the sum of the magnitudes of the terms: an error bound that cancellation does not shrink, as
+        |result| does). None where the reference refuses those inputs or an output does not match."""
+        absolute = [x.abs() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+        try:
+            out = self.run_reference(model, to_device(absolute, self.device))
+        except Exception:  # the reference refuses them: no slack
+            return [None] * len(refs)
+        outs = as_outputs(out)
+        slacks: list[torch.Tensor | None] = []
+        for k, r in enumerate(refs):
+            o = outs[k] if k < len(outs) else None
+            if not (isinstance(o, torch.Tensor) and r.is_floating_point() and o.shape == r.shape):
+                slacks.append(None)
+                continue
+            eps = torch.finfo(r.dtype).eps
+            magnitude = torch.maximum(o.detach().abs(), r.detach().abs()).nan_to_num(0.0, 0.0, 0.0)
+            slacks.append((SLACK_ULPS * eps * magnitude).to(r.dtype))
+        return slacks
 
     def reweighted(
         self, model: nn.Module, inputs: list[Any], add: Callable[[list[Any], str, Any], None]
@@ -837,7 +933,9 @@ class CandidateEvaluator:
                         break
         return usable
 
-    def edge_variants(self, model: nn.Module, inputs: list[Any]) -> list[list[Any]]:
+    def edge_variants(
+        self, model: nn.Module, inputs: list[Any], variants: list[list[Any]] | None = None
+    ) -> list[list[Any]]:
         """Shapes and layouts that use has and declared shapes rarely do, where the reference accepts them: a
         batch of one (a fast path for one row), more than EDGE_ROWS rows (a grid capped without a loop over
         the rest; only while the elements stay under EDGE_ELEMENTS), and rows padded in a wider buffer
@@ -866,6 +964,9 @@ class CandidateEvaluator:
         wide = [padded(x) for x in inputs]
         if any(w is not x for w, x in zip(wide, inputs, strict=True)):
             found.append(wide)
+        widest = self.widest(model, inputs, variants or [])
+        if widest is not None:
+            found.append(widest)
 
         def accepted(variant: list[Any]) -> bool:
             try:
@@ -876,6 +977,40 @@ class CandidateEvaluator:
             return True
 
         return [variant for variant in found if accepted(variant)]
+
+    def widest(self, model: nn.Module, inputs: list[Any], variants: list[list[Any]]) -> list[Any] | None:
+        """For an operator without parameters whose floating inputs share their last dimension: that dimension
+        wider than every declared shape and variant (at least WIDE_MIN, 4x the widest, plus a secret odd amount),
+        with as many leading rows as keep the inputs under the edge element cap, the values drawn from the
+        inputs' own: a kernel with one block per row capped at some width (no loop over the rest) is wrong here.
+        None where the operator has state, other inputs, or the cap leaves no row."""
+        if any(True for _ in model.parameters()) or any(True for _ in model.buffers()):
+            return None
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        if not tensors or not all(t.is_floating_point() and t.dim() >= 1 and t.numel() > 0 for t in tensors):
+            return None
+        width = tensors[0].shape[-1]
+        if any(t.shape[-1] != width for t in tensors):
+            return None
+        declared = [width] + [
+            x.shape[-1] for v in variants for x in v if isinstance(x, torch.Tensor) and x.dim() >= 1
+        ]
+        wide = (max(WIDE_MIN, 4 * max(declared)) + secrets.randbelow(1024)) | 1
+        cap = EDGE_ELEMENTS if self.small else 64 * EDGE_ELEMENTS
+        per_row = sum(math.prod(t.shape[1:-1]) * wide if t.dim() >= 2 else wide for t in tensors)
+        rows = min(tensors[0].shape[0] if tensors[0].dim() >= 2 else 1, cap // max(per_row, 1))
+        if rows < 1:
+            return None
+
+        def widened(x: Any) -> Any:
+            if not isinstance(x, torch.Tensor):
+                return x
+            shape = (rows, *x.shape[1:-1], wide) if x.dim() >= 2 else (wide,)
+            flat = x.detach().reshape(-1)
+            pick = torch.randint(0, flat.numel(), (math.prod(shape),), device=flat.device)
+            return flat[pick].reshape(shape).clone()
+
+        return [widened(x) for x in inputs]
 
     def run_isolated(
         self, candidate: Candidate, warnings: list[Diagnosis], started: float, alone: bool = False
@@ -1143,7 +1278,7 @@ class CandidateEvaluator:
         library: set[str] = set()
         launches = sum(c["launches"] for c in calls)
         if not failures:
-            guard = self.runtime_guard(calls, library)
+            guard = self.runtime_guard(calls, library, prepared.work)
             if guard is not None:
                 failures.append(guard)
             else:
@@ -1308,7 +1443,9 @@ class CandidateEvaluator:
                     return stale(f"result changed after many calls (the timing run): {diag.message}", diag)
         return None
 
-    def runtime_guard(self, calls: list[dict[str, Any]], library: set[str]) -> Diagnosis | None:
+    def runtime_guard(
+        self, calls: list[dict[str, Any]], library: set[str], work: list[dict[str, int]] | None = None
+    ) -> Diagnosis | None:
         for call in calls:
             what = f"{call['label']} call {call['trial']}"
             if call["launches"] == 0:
@@ -1328,14 +1465,16 @@ class CandidateEvaluator:
                     message=f"{what}: ops ran outside Triton under the {self.policy} policy: {listing}",
                     evidence=json.dumps(call["ops"], sort_keys=True),
                 )
-            more = self.beyond_reference(call["ops"])
+            trial = call.get("trial")
+            reference_work = work[trial] if work and isinstance(trial, int) and 0 <= trial < len(work) else None
+            more = self.beyond_reference(call["ops"], call.get("work"), reference_work)
             if more:
                 return Diagnosis(
                     stage=Stage.RUNTIME_GUARD,
                     kind=FailureKind.RUNTIME_GUARD,
                     rule="non_triton_compute",
-                    message=f"{what}: library ops ran more often than one call of the reference runs them (the "
-                    f"hybrid grant is the reference's own library work): {more}",
+                    message=f"{what}: library ops ran more often, or did more work, than one call of the reference "
+                    f"on the same inputs (the hybrid grant is the reference's own library work): {more}",
                     evidence=json.dumps(call["ops"], sort_keys=True),
                 )
             if call.get("foreign_streams"):
@@ -1362,20 +1501,35 @@ class CandidateEvaluator:
                 )
         return None
 
-    def beyond_reference(self, ops: dict[str, int]) -> str:
+    def beyond_reference(
+        self, ops: dict[str, int], work: Any = None, reference_work: dict[str, int] | None = None
+    ) -> str:
         """The granted library ops (not those the operator's file declares) one candidate call ran more often
-        than one reference call does, as "op×n (reference ×m)"; empty when none: a grant by name would let a
-        candidate move other work (a matrix product as an extra convolution) into a granted op."""
+        than one reference call does, as "op×n (reference ×m)", or with more work (runtime_guard.op_work: FLOPs,
+        or output elements) than the reference's call on the same trial, as "op work w (reference v)"; empty
+        when none: a grant by name, or by count, would let a candidate move other work (a matrix product as
+        extra output channels of the one convolution) into a granted op."""
         counted: dict[str, int] = {}
+        done: dict[str, int] = {}
+        work = work if isinstance(work, dict) else {}
         for op, n in ops.items():
             name = rule_name(op)
             if name in self.library_ops and name not in self.operator.spec.hybrid_ops:
                 counted[name] = counted.get(name, 0) + n
-        return ", ".join(
+                w = work.get(op, 0)
+                done[name] = done.get(name, 0) + (w if isinstance(w, int) else 0)
+        found = [
             f"{name}×{n} (reference ×{self.reference_counts.get(name, 0)})"
             for name, n in sorted(counted.items())
             if n > self.reference_counts.get(name, 0)
-        )
+        ]
+        if reference_work is not None:
+            found += [
+                f"{name} work {w} (reference {reference_work.get(name, 0)})"
+                for name, w in sorted(done.items())
+                if w > reference_work.get(name, 0)
+            ]
+        return ", ".join(found)
 
     def child_failure(self, message: dict[str, Any] | None, outcome: ChildOutcome) -> Diagnosis:
         tail = outcome.output_tail

@@ -7,7 +7,11 @@
 # operator: softmax_rows
 # expect: shape_mismatch
 # uncaught: every trial keeps the operator's input dtypes (evaluator.prepare_job / transformed / edge_variants never
-#        cast): a kernel that is garbage for fp16/bf16 inputs of an operator that accepts them is verified
+#        cast), and deliberately so: an operator file declares no dtypes it supports (spec.dtype is read off its
+#        get_inputs, one dtype), rules/tolerance.yaml judges each operator at its one precision class, and whether
+#        a Model meant for fp32 is also meant for fp16/bf16 (and at what tolerance) is not something the checker can
+#        infer: casting would be a guess that rejects honest fp32-only kernels. Caught once operator files can
+#        declare further dtypes (a SUPPORTED_DTYPES list the evaluator would add a cast trial for)
 import torch
 import triton
 import triton.language as tl

@@ -4,9 +4,7 @@
 #        upstream) into plausible probabilities: training and monitoring no longer see the NaN. The evaluator's
 #        special values are ties, exact zeros, constant rows and -inf; it never sends NaN or +inf.
 # operator: softmax_rows
-# expect: mismatch
-# uncaught: evaluator.transformed's special values include -inf but never NaN or +inf inputs (nor does any other
-#        trial), so a kernel that maps NaN/+inf to finite outputs, where the reference propagates NaN, is verified
+# expect: mismatch rule=tolerance
 import torch
 import triton
 import triton.language as tl

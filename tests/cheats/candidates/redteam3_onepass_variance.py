@@ -5,10 +5,7 @@
 #        moves inputs by 3x their mean magnitude (mean ~2.4 against spread 1), where the cancellation costs nothing,
 #        and its x1e3 trial scales mean and spread together.
 # operator: layer_norm
-# expect: mismatch
-# uncaught: evaluator.transformed's "inputs offset" adds OFFSET (3) times the mean magnitude, and nothing tries a mean
-#        large against the spread (x + 1e3 * spread): the one-pass variance's cancellation, wrong by percents at an
-#        offset of a few hundred, stays within tolerance on every trial
+# expect: mismatch rule=tolerance
 import torch
 import triton
 import triton.language as tl

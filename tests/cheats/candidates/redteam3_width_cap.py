@@ -5,9 +5,7 @@
 #        evaluator's own variants (the last dimension one smaller and 2n+1, only for operators that declare none).
 #        Softmax rows of 4096 or a vocabulary of 32000 are the common case in use.
 # operator: softmax_rows
-# expect: incomplete_output
-# uncaught: no trial is wider than max(declared shapes, declared variants) (evaluator.auto_variants' 2n+1 runs only
-#        when the operator declares no variants): a kernel correct only up to a width just above them is verified
+# expect: incomplete_output rule=coverage
 import torch
 import triton
 import triton.language as tl
