@@ -66,12 +66,55 @@ def honest_verdicts(tmp_path_factory: pytest.TempPathFactory) -> VerdictStore:
 # -- the suite's own shape ----------------------------------------------------------------------------
 
 
+def launches_kernel(source: str) -> bool:
+    """ModelNew launches a kernel: a `kernel[grid](...)` in its own code, or in a definition of the file it names,
+    transitively: a module-level helper it calls, a submodule class it builds, an autograd.Function whose
+    `.apply(` it calls (that Function's forward must launch one)."""
+    import ast
+
+    tree = ast.parse(source)
+    definitions = {node.name: node for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
+
+    def launches(node: ast.AST, seen: set[str]) -> bool:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript):
+                return True
+            if isinstance(n, ast.Name) and n.id in definitions and n.id not in seen:
+                seen.add(n.id)
+                if launches(entered(definitions[n.id]), seen):
+                    return True
+        return False
+
+    def entered(node: ast.AST) -> ast.AST:  # an autograd.Function counts by its forward only
+        if isinstance(node, ast.ClassDef) and any("Function" in ast.unparse(base) for base in node.bases):
+            forward = [f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "forward"]
+            return forward[0] if forward else ast.Pass()
+        return node
+
+    model = definitions.get("ModelNew")
+    return isinstance(model, ast.ClassDef) and launches(model, {"ModelNew"})
+
+
+def test_launch_rule_follows_an_autograd_function():
+    function = (
+        "class Fn(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        k[(1,)](x)\n        return x\n"
+    )
+    use = "class ModelNew(nn.Module):\n    def forward(self, x):\n        return Fn.apply(x)\n"
+    assert launches_kernel(function + use)
+    assert not launches_kernel(function.replace("k[(1,)](x)", "pass") + use)  # its forward launches nothing
+    backward_only = function.replace("k[(1,)](x)", "pass") + "    @staticmethod\n    def backward(ctx, g):\n        k[(1,)](g)\n"
+    assert not launches_kernel(backward_only + use)
+    assert not launches_kernel(use)  # no such Function in the file
+    assert launches_kernel("class ModelNew(nn.Module):\n    def forward(self, x):\n        k[(1,)](x)\n")
+
+
 def test_suite_covers_the_required_cheats():
     assert len(CHEATS) >= 22
     for case in CHEATS + FAULT_CASES:
         source = case.source
         assert "@triton.jit" in source and "class ModelNew" in source, case.name
-        assert "[" in source.split("class ModelNew", 1)[1], f"{case.name}: forward launches no kernel"
+        assert launches_kernel(source), f"{case.name}: forward launches no kernel"
         assert (OPERATORS / f"{case.operator}.py").is_file(), case.name
         if case.kind is FailureKind.STATIC_GUARD:
             assert case.rule, f"{case.name}: a static cheat must name its guard rule"
