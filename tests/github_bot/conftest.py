@@ -46,7 +46,7 @@ def api(fake: FakeGitHub, sleeps: RecordedSleep) -> GitHubApi:
         "acme/models",
         TOKEN,
         base_url=fake.api_url,
-        timeout_s=1,
+        timeout_s=10,  # a loaded 2-core machine answers a page of 30 pull requests late; timeout tests use 1 s
         retry=RetryPolicy(sleep=sleeps),
         throttle=False,
         bot_login="kernel-foundry[bot]",

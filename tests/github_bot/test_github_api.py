@@ -93,7 +93,21 @@ def test_rate_limit_longer_than_the_job_may_wait_fails_clearly(api: GitHubApi, f
         api.permission("alice")
 
 
-def test_timeout_after_the_write_went_through_makes_no_duplicate_comment(api: GitHubApi, fake) -> None:
+def impatient(fake, sleeps) -> GitHubApi:
+    """A client that gives up on an answer after 1 s (the fake answers these tests' writes after 1.5 s)."""
+    return GitHubApi(
+        "acme/models",
+        "test-token-not-secret",
+        base_url=fake.api_url,
+        timeout_s=1,
+        retry=RetryPolicy(sleep=sleeps),
+        throttle=False,
+        bot_login="kernel-foundry[bot]",
+    )
+
+
+def test_timeout_after_the_write_went_through_makes_no_duplicate_comment(fake, sleeps) -> None:
+    api = impatient(fake, sleeps)
     issue = fake.open_issue()
     fake.inject("POST", r"/issues/\d+/comments$", status=201, delay_s=1.5, process=True)
     start = time.monotonic()
@@ -105,7 +119,8 @@ def test_timeout_after_the_write_went_through_makes_no_duplicate_comment(api: Gi
     assert sum(1 for c in fake.calls if c.method == "POST") == 1, "the POST was repeated"
 
 
-def test_timeout_after_pull_request_created_makes_no_duplicate(api: GitHubApi, fake, remote) -> None:
+def test_timeout_after_pull_request_created_makes_no_duplicate(fake, sleeps, remote) -> None:
+    api = impatient(fake, sleeps)
     bare, dev = remote
     dev.commit({"a.py": "x = 1\n"})
     dev.push("main")
