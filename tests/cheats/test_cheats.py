@@ -74,6 +74,16 @@ def launches_kernel(source: str) -> bool:
 
     tree = ast.parse(source)
     definitions = {node.name: node for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
+    for node in tree.body:  # `launch = make_launcher()`: the name stands for what the factory defines
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id in definitions
+        ):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    definitions.setdefault(target.id, definitions[node.value.func.id])
 
     def launches(node: ast.AST, seen: set[str]) -> bool:
         for n in ast.walk(node):
@@ -107,6 +117,10 @@ def test_launch_rule_follows_an_autograd_function():
     assert not launches_kernel(backward_only + use)
     assert not launches_kernel(use)  # no such Function in the file
     assert launches_kernel("class ModelNew(nn.Module):\n    def forward(self, x):\n        k[(1,)](x)\n")
+    factory = "def make():\n    def launch(x):\n        k[(1,)](x)\n    return launch\n\nlaunch = make()\n"
+    call = "class ModelNew(nn.Module):\n    def forward(self, x):\n        return launch(x)\n"
+    assert launches_kernel(factory + call)  # a launcher made by a factory at import
+    assert not launches_kernel(factory.replace("k[(1,)](x)", "pass") + call)
 
 
 def test_suite_covers_the_required_cheats():
