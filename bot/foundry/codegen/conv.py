@@ -253,7 +253,7 @@ class ConvEmitter(ChannelEpilogue):
             self.bare = not rest and len(self.seg.outputs) == 1 and bool(self.genes.get("others"))
             if not self.bare:
                 names.append(self.kernel_name("epilogue"))
-                kernels.append(self.flat_epilogue_kernel(names[0], "y", epi))
+                kernels.append(self.flat_epilogue_kernel(names[0], "conv_out", epi))
         else:
             if algo in ("auto", "gemm"):
                 names.append(self.kernel_name("gemm"))
@@ -794,8 +794,8 @@ class ConvEmitter(ChannelEpilogue):
             else:
                 lines += [
                     "# hybrid policy: the library convolution, then the epilogue in one Triton pass",
-                    f"y = torch.convolution({args})",
-                    self.epilogue_launch("y", epi),
+                    f"conv_out = torch.convolution({args})",
+                    self.epilogue_launch("conv_out", epi),
                 ]
         else:
             bn = str(g["BLOCK_N"])
