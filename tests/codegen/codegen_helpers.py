@@ -50,6 +50,59 @@ def header_genes(source: str) -> set[str]:
     return set(found)
 
 
+def code(source: str) -> str:
+    """The source in one canonical layout (ast.unparse: a statement per line however ruff wrapped it, single
+    quotes, no comments), so that a test reads the code the writer emitted rather than its formatting."""
+    import ast
+
+    return ast.unparse(ast.parse(source))
+
+
+def identifiers(source: str) -> set[str]:
+    """Every name the code binds or reads (variables, arguments, functions, classes, attributes): what the code
+    uses, whatever its docstrings and comments say."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.add(node.arg)
+    return found
+
+
+def module_doc(source: str) -> str:
+    """The module docstring of a generated kernel with its line breaks as spaces (wrapping is formatting)."""
+    import ast
+
+    return " ".join((ast.get_docstring(ast.parse(source)) or "").split())
+
+
+def launched_kinds(source: str) -> list[str]:
+    """The kernel kinds of a candidate's launchers (conv, pool, col, pointwise, row, …) in the order they are
+    defined (the plan's order), each read from its launcher's docstring ("Launch <what the kind does>; …")."""
+    import ast
+
+    from foundry.codegen.describe import KIND_WORDS
+
+    kinds = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+            continue
+        doc = " ".join((ast.get_docstring(node) or "").split())
+        if doc.startswith("Launch "):
+            [kind] = [k for k, words in KIND_WORDS.items() if doc.startswith(f"Launch {words};")]
+            kinds.append(kind)
+    return kinds
+
+
 def explain(verdict: Verdict) -> str:
     return "\n".join(d.headline() + "\n" + d.evidence for d in verdict.diagnoses)
 

@@ -6,10 +6,11 @@ lanes with different counts."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from codegen_helpers import EXAMPLES, evaluate, explain, request_for
+from codegen_helpers import EXAMPLES, code, evaluate, explain, request_for
 from foundry.codegen import genes as G
 from foundry.writers.template import TemplateWriter
 from test_norm_split import GROUPNORM, LAYERNORM_EPILOGUE, operator_file
@@ -57,7 +58,9 @@ def test_lanes_keep_block_reductions_out_of_the_loop(writer: TemplateWriter):
 
     assert "tl.sum(" in loop_body(tile)  # three block-wide reductions per tile
     assert "tl.sum(" not in loop_body(lane)  # none: per-lane updates only
-    assert "sum_2_count = tl.zeros([BLOCK_M, BLOCK_N]" in lane
+    # the per-lane count (and mean, M2) of the summed value: one per lane of the tile, [BLOCK_M, BLOCK_N]
+    counts = re.findall(r"^\s*(\w+)_count = tl\.zeros\(\[BLOCK_M, BLOCK_N\]", code(lane), flags=re.M)
+    assert counts and all(f"{c}_m2 = tl.zeros([BLOCK_M, BLOCK_N]" in code(lane) for c in counts), counts
 
 
 def test_the_gene_defaults_to_lanes_and_steps_to_tiles():

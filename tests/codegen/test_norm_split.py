@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import triton
-from codegen_helpers import EXAMPLES, evaluate, explain, request_for
+from codegen_helpers import EXAMPLES, code, evaluate, explain, identifiers, request_for
 from foundry.codegen import genes as G
 from foundry.codegen.rowsplit import FEW_ROWS, MAX_SPLITS, MIN_SPLIT_N
 from foundry.writers.template import TemplateWriter
@@ -350,14 +350,17 @@ def test_partials_merge_welford_statistics(writer: TemplateWriter, tmp_path: Pat
 
 
 def test_fallback_when_a_reduction_needs_two_passes_or_has_no_merge(writer: TemplateWriter):
+    # rows past one tile (max_single_n 0: every row looped), where a split would otherwise apply
     two_pass = writer.render(
-        request_for(EXAMPLES / "layernorm.py").spec, {"row.split": 8, "row.online_reduction": False}
+        request_for(EXAMPLES / "layernorm.py").spec,
+        {"row.split": 8, "row.online_reduction": False, "row.max_single_n": 0},
     )
     assert "_split_" not in two_pass and "_loop_fwd_kernel" in two_pass  # variance after the mean: no split
     argmax = writer.render(request_for(EXAMPLES / "argmax_rows.py").spec, {"row.split": 8})
-    assert "_split_" not in argmax
+    assert "_split_" not in argmax and "_fwd_kernel" in argmax
     one = writer.render(request_for(EXAMPLES / "groupnorm.py").spec, {"row.split": 1})
-    assert "_split_" not in one and "splits" not in one
+    # the code (not the docstring, which names the gene row.split=1): no split kernels, no split sizing
+    assert "_split_" not in one and "splits" not in identifiers(one) and "_fwd_kernel" in one
 
 
 def helper_scope(rows: int, n: int) -> dict:
@@ -384,6 +387,7 @@ def test_one_launch_waits_a_bounded_time_and_falls_back_to_the_input(writer: Tem
         request_for(operator_file(tmp_path, GROUPNORM)).spec,
         {"row.split": 8, "row.combine": "one_kernel", "row.BLOCK_N": 2048},
     )
+    source = code(source)  # a statement per line, as emitted (ruff wraps long ones)
     one = source.split("def _op_split_one_kernel")[1].split("@triton.jit")[0]
     arrive = one.index("tl.atomic_add(sync_ptr + row, 1, sem='release')")
     assert one.index("tl.store(part + 2, x_groups_sum_m2") < one.index("tl.debug_barrier()") < arrive
@@ -393,13 +397,18 @@ def test_one_launch_waits_a_bounded_time_and_falls_back_to_the_input(writer: Tem
     # FB elements at a time (never a second whole tile in registers), merged with Chan's formula
     assert "for other in range(0, S):" in fallback and "x_groups =" not in fallback
     assert "for cstart in range(start_o, tl.minimum(start_o + BLOCK_N, N), FB):" in fallback
-    assert "x_groups_c_o = tl.load(x_groups_ptr + row_off + cols_c_o" in fallback and "arange(0, BLOCK_N)" not in fallback
+    assert (
+        "x_groups_c_o = tl.load(x_groups_ptr + row_off + cols_c_o" in fallback and "arange(0, BLOCK_N)" not in fallback
+    )
     assert "x_groups_sum_m2_o += x_groups_sum_m2_c_o + x_groups_sum_delta_o * x_groups_sum_delta_o * (" in fallback
     assert "part_o = part_ptr + (rows * S + other) * 3" in fallback and ", FB=512," in source
     merge = one.split("tl.debug_barrier()")[-1]
     assert "cache_modifier='.cg'" in merge and "tl.sum(x_groups_sum_pcount, axis=0)" in merge  # scalar statistics
     assert "x_groups_ptr" not in merge  # the chunk is written from the tile in registers, not read again
-    assert "arrived = torch.zeros((M,)" in source and "spin_limit = 65536 if x_groups.device.type == 'cuda' else 1" in source
+    assert (
+        "arrived = torch.zeros((M,)" in source
+        and "spin_limit = 65536 if x_groups.device.type == 'cuda' else 1" in source
+    )
 
 
 def launch_choice(source: str, rows: int, n: int) -> str:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from codegen_helpers import EXAMPLES, evaluate, explain, one_launch_facts, request_for
+from codegen_helpers import EXAMPLES, code, evaluate, explain, one_launch_facts, request_for
 from foundry.codegen import genes as G
 from foundry.codegen.rowsplit import register_cap
 from foundry.writers.template import TemplateWriter
@@ -38,7 +38,7 @@ def caps(source: str) -> set[str]:
 
 def test_the_gene_caps_the_one_launch_kernel_only(writer: TemplateWriter):
     spec = request_for(EXAMPLES / "groupnorm.py").spec
-    capped = writer.render(spec, {**ONE_LAUNCH, "row.occupancy": 5})
+    capped = code(writer.render(spec, {**ONE_LAUNCH, "row.occupancy": 5}))  # a launch per line
     launches = re.findall(r"^\s*(_\w+)\[.*\]\(.*\)$", capped, flags=re.M)
     assert len(launches) == 5, launches  # one launch, partials + merge, whole rows, looped rows
     [capped_launch] = [line for line in capped.splitlines() if "maxnreg=" in line]

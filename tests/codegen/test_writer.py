@@ -4,7 +4,7 @@ crossover, and a clear 'unsupported' for ops it has no template for."""
 from __future__ import annotations
 
 import pytest
-from codegen_helpers import EXAMPLES, OPERATORS, evaluate, explain, header_genes, request_for
+from codegen_helpers import EXAMPLES, OPERATORS, evaluate, explain, header_genes, module_doc, request_for
 from foundry.codegen import genes as G
 from foundry.core.protocols import Hint
 from foundry.core.records import (
@@ -72,7 +72,8 @@ def test_every_candidate_passes_the_static_guard_and_names_its_genes(writer: Tem
         for c in writer.propose(request_for(path, count=2, expert="tiling_launch")):
             errors, _ = guard.check(c.source)
             assert not errors, (path.name, [e.headline() for e in errors])
-            assert c.source.startswith('"""') and "a Kernel Foundry kernel for examples/ops/" in c.source
+            assert c.source.startswith('"""')
+            assert f"a Kernel Foundry kernel for examples/ops/{path.name}::" in module_doc(c.source)
             assert header_genes(c.source) and c.genes
             assert all(name in G.SPACE for name in c.genes)
 
