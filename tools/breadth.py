@@ -286,8 +286,7 @@ def markdown(data: dict) -> str:
     lines = [
         f"# Breadth coverage, {data['date']}",
         "",
-        f"Command: `{data['command']}`"
-        + (f" (resumed: {len(data['commands'])} invocations)" if len(data["commands"]) > 1 else ""),
+        "Made by " + " then ".join(f"`{c}`" for c in data.get("commands") or [data["command"]]) + ".",
         "",
         f"Product: {data.get('product', data['git_head'])}; torch {data['versions'].get('torch')}, "
         f"triton {data['versions'].get('triton')}, "
@@ -360,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="with --resume, run again the kept runs of these statuses (comma-separated, e.g. rejected,error,timeout)",
     )
+    ap.add_argument("--report-only", action="store_true", help="only render OUT/README.md from OUT/results.json")
     ap.add_argument(
         "--hybrid-all", action="store_true", help="with --policy both, run hybrid also where strict verified"
     )
@@ -377,6 +377,10 @@ def main(argv: list[str] | None = None) -> int:
     date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
     out = Path(args.out) if args.out else REPO / "benchmarks" / "breadth" / date
     out.mkdir(parents=True, exist_ok=True)
+    if args.report_only:
+        (out / "README.md").write_text(markdown(json.loads((out / "results.json").read_text())))
+        print((out / "README.md").read_text())
+        return 0
     command = shlex.join(["python3", "tools/breadth.py", *(argv if argv is not None else sys.argv[1:])])
 
     data: dict = {}

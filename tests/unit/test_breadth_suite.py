@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -99,3 +100,30 @@ def test_gpu_shapes_declared_without_building_them():
     for path in FILES:  # the reproducers under _bugs need not declare one
         text = path.read_text()
         assert "def get_shape_variants" in text, f"{path}: no small latency-bound GPU shape (get_shape_variants)"
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("breadth_tool", SUITE.parents[1] / "tools" / "breadth.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tool_classifies_cli_outcomes():
+    """tools/breadth.py sorts the CLI's exit codes, reports and stderr into the coverage statuses."""
+    classify = _tool().classify
+    ok = '{"verified": true, "best_verdict": {"library_ops": ["convolution"], "kernels": [{"name": "k"}]}}'
+    assert classify(0, ok, "", False)["status"] == "verified"
+    assert classify(0, ok, "", False)["library_ops"] == ["convolution"]
+    note = "search stopped: no writer can express this operator: template: aten.cumsum.default: no Triton template"
+    report = json.dumps({"verified": False, "failures": {"unsupported": 1}, "notes": [note]})
+    unsupported = classify(1, report, "", False)
+    assert unsupported["status"] == "unsupported" and unsupported["unsupported_ops"] == ["aten.cumsum.default"]
+    rejected = classify(1, '{"verified": false, "failures": {"mismatch": 2}, "notes": []}', "", False)
+    assert rejected["status"] == "rejected"
+    assert classify(2, "", "foundry: error: x.py: no such operator file\n", False)["status"] == "bad_input"
+    crash = classify(3, "", "Traceback (most recent call last):\n  ...\nKeyError: 'x'\n", False)
+    assert crash["status"] == "error" and "KeyError" in crash["stderr_tail"]
+    assert classify(1, ok.replace("true", "false"), "Traceback (most recent call last):\n", False)["status"] == "error"
+    assert classify(None, "", "", True)["status"] == "timeout"
