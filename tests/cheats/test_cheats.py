@@ -523,3 +523,20 @@ def test_cli_missing_files_exit_2(tmp_path: Path):
     assert proc.returncode == 2 and "nope.py" in proc.stderr
     proc = foundry_check(op("softmax_rows"), str(tmp_path / "missing_candidate.py"))
     assert proc.returncode == 2 and "missing_candidate.py" in proc.stderr
+
+
+def test_hybrid_work_bound_alone_catches_the_wide_conv(monkeypatch: pytest.MonkeyPatch):
+    """Without the NaN/+inf trial (which rejects redteam3_hybrid_wide_conv first), the hybrid grant's work bound
+    rejects it: one convolution with twice the reference's output channels is twice the reference's work."""
+    import foundry.evaluate.evaluator as evaluator
+
+    monkeypatch.setattr(evaluator, "propagates", lambda *args: False)
+    case = next(c for c in CHEATS if c.name == "redteam3_hybrid_wide_conv")
+    pool = Evaluators(device="cpu")
+    try:
+        verdict = pool.evaluate(case)
+    finally:
+        pool.close()
+    assert not verdict.verified and verdict.failure is not None
+    assert verdict.failure.rule == "non_triton_compute", verdict.failure.headline()
+    assert "convolution work" in verdict.failure.message

@@ -2,8 +2,9 @@
 #        own torch calls outside the checked call: when the harness clones a trial's input (to detect input
 #        mutation) the mode computes that input's softmax, unlogged; forward only copies the stolen answer with
 #        a Triton kernel. The harness calls with no function mode: one active around a call is a registration.
+#        The widened state scan sees the stolen answers first (module.THIEF.answers changes across calls).
 # operator: softmax_rows
-# expect: runtime_guard rule=registration
+# expect: state_dependent rule=state_unmodified|registration
 # config: static_guard=false
 # devices: cpu
 import torch
