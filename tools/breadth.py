@@ -324,6 +324,21 @@ def markdown(data: dict) -> str:
         lines += ["", "## Ops the product named as unsupported", "", "| aten op | operators |", "|---|---|"]
         for op, keys in sorted(unsupported.items(), key=lambda kv: -len(kv[1])):
             lines.append(f"| `{op}` | {len(keys)}: {', '.join(keys)} |")
+    rejected = [
+        (k, p, r) for k, rec in data["operators"].items() for p, r in rec["runs"].items() if r["status"] == "rejected"
+    ]
+    if rejected:
+        lines += [
+            "",
+            "## Rejected runs (candidates written, none verified)",
+            "",
+            "| operator | policy | why |",
+            "|---|---|---|",
+        ]
+        for key, policy, run in rejected:
+            why = run.get("diagnoses") or [n for n in run.get("notes") or [] if "failed re-verification" in n][:1]
+            text = "; ".join(why) or run.get("detail", "")
+            lines.append(f"| `{key}` | {policy} | {text[:400].replace('|', '/')} |")
     errors = [
         (k, p, r) for k, rec in data["operators"].items() for p, r in rec["runs"].items() if r["status"] == "error"
     ]
@@ -400,10 +415,12 @@ def main(argv: list[str] | None = None) -> int:
                             set(re.findall(r"aten\.[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?", run["detail"]))
                         )
     data.update(
-        date=date, command=command, budget=args.budget, timeout_s=args.timeout, workers=args.workers, jobs=args.jobs,
+        command=command, budget=args.budget, timeout_s=args.timeout, workers=args.workers, jobs=args.jobs,
         versions=versions(), git_head=git_head(), product=product,
         device="CPU (Triton interpreter)" if not _cuda() else "CUDA",
     )  # fmt: skip
+    data.setdefault("date", date)  # the first run's date (the folder's), kept on --resume
+    data["finished"] = None
     data.setdefault("commands", []).append(command)
     ops: dict = data.setdefault("operators", {})
     policies = ["strict", "hybrid"] if args.policy == "both" else [args.policy]
@@ -435,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
                 and strict
                 and strict["status"] == "verified"
             ):
+                with lock:
+                    rec["runs"].pop("hybrid", None)  # a stale hybrid run from before strict verified
                 continue
             res = run_one(path, policy, args)
             with lock:
@@ -450,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, fut in enumerate(as_completed(futures), 1):
             print(f"[{i}/{len(files)} {time.monotonic() - started:.0f}s] {fut.result()}", file=sys.stderr, flush=True)
     with lock:
+        data["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")  # noqa: UP017
         save()
     print((out / "README.md").read_text())
     return 0
