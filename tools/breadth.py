@@ -271,7 +271,8 @@ def cell(run: dict | None, strict: dict | None = None) -> str:
     if st == "unsupported":
         return "unsupported: " + (", ".join(run.get("unsupported_ops") or []) or run.get("detail", "")[:80])
     if st == "rejected":
-        return "rejected: " + ", ".join(f"{k} {v}" for k, v in sorted((run.get("failures") or {}).items()))
+        fails = ", ".join(f"{k} {v}" for k, v in sorted((run.get("failures") or {}).items()))
+        return "rejected: " + (fails or "finalists failed re-verification")
     if st == "error":
         last = (run.get("stderr_tail") or "").strip().splitlines()
         return "**ERROR** " + (last[-1][:100] if last else run.get("detail", ""))
