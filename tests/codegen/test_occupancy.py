@@ -68,7 +68,9 @@ def test_repair_clears_the_gene_where_there_is_no_one_launch_kernel():
 
 def test_generation_zero_seeds_the_one_launch_tile_at_five_programs_per_sm(writer: TemplateWriter):
     cands = writer.propose(request_for(EXAMPLES / "groupnorm.py", count=4, island=1))
-    [one] = [c for c in cands if c.genes.get("row.combine") == "one_kernel"]
+    # the seeded one-launch candidate (a mutation of the two-kernel seed may also combine in one launch)
+    [one] = [c for c in cands if c.notes.startswith("split rows in one launch")]
+    assert one.genes["row.combine"] == "one_kernel"
     assert one.genes["row.occupancy"] == 5 and "maxnreg=96" in one.source
 
 

@@ -18,6 +18,7 @@ from foundry.core.records import (
     Verdict,
 )
 from foundry.evaluate.static_guard import StaticGuard
+from foundry.evolve.loop import derive_seed
 from foundry.rules.loader import load_rules
 from foundry.writers.template import TemplateWriter, UnsupportedOperator, load_refinement
 
@@ -84,6 +85,37 @@ def test_hint_genes_are_warm_starts(writer: TemplateWriter):
     warm = [c for c in cands if "hint h1" in c.notes]
     assert warm and warm[0].genes["row.BLOCK_M"] == 4 and warm[0].genes["row.num_warps"] == 16
     assert "nope" not in warm[0].genes
+
+
+def test_mutations_change_genes_that_shape_the_kernel(writer: TemplateWriter):
+    """A gene the kernel never reads (row.welford without a variance, row.combine or row.occupancy with rows
+    unsplit) changes nothing in its source: mutating it gives the origin's kernel again, which another island
+    may already hold. The README demo (softmax, 4 islands, 1 child each, the seed hints) starved its fourth
+    island so: its only own candidate was the third island's kernel with row.combine changed."""
+    spec = request_for(EXAMPLES / "softmax.py").spec
+    names = writer.space(writer.analysis(spec))
+    shaping = writer.shaping_genes(spec, G.defaults({"row"}), names, {})
+    assert {"row.welford", "row.combine", "row.occupancy"} & set(shaping) == set()
+    assert {"row.num_warps", "row.BLOCK_N", "row.max_single_n"} <= set(shaping)
+    split = writer.shaping_genes(spec, {**G.defaults({"row"}), "row.split": 4, "row.max_single_n": 0}, names, {})
+    assert "row.combine" in split  # split rows read it
+    hints = (
+        Hint(id="online-softmax", suggestion="", genes={"row.online_reduction": True, "plan.merge_reductions": True}),
+        Hint(
+            id="row-per-program",
+            suggestion="",
+            genes={"row.BLOCK_M": 1, "row.max_single_n": 16384, "row.num_warps": 16},
+        ),
+        Hint(id="exp2-folded-constant", suggestion="", genes={}),
+    )
+    experts = ["fusion", "memory_access", "tiling_launch", "compute_restructuring"]
+    seen: set[str] = set()
+    for island, expert in enumerate(experts):  # generation 0 as the search asks for it (SPARES x 1 child)
+        seed = derive_seed(0, "propose", island, 0)  # the search's seed 0, as `foundry optimize` runs it
+        request = request_for(EXAMPLES / "softmax.py", expert=expert, island=island, count=3, seed=seed, hints=hints)
+        fresh = [c.source for c in writer.propose(request) if c.source not in seen]
+        assert fresh, f"island {island} ({expert}) has only kernels other islands hold"
+        seen.add(fresh[0])
 
 
 def test_a_gene_set_the_templates_cannot_express_is_skipped_not_fatal(writer: TemplateWriter, monkeypatch):

@@ -38,7 +38,10 @@ ROLES = (
     ("_rows_fwd_kernel", "one program per (row of the leading dims, block of the last dims)"),
     ("_partial_kernel", "pass 1: each program reduces a strided share of the elements to partials"),
     ("_combine_kernel", "pass 2: one program combines the partials and runs the epilogue"),
-    ("_gemm_fwd_kernel", "implicit GEMM: output positions x output channels per program, tl.dot over in-channels x taps"),
+    (
+        "_gemm_fwd_kernel",
+        "implicit GEMM: output positions x output channels per program, tl.dot over in-channels x taps",
+    ),
     ("_direct_fwd_kernel", "direct convolution: a loop over in-channels and taps"),
     ("_plane_fwd_kernel", "one channel per program over 2-d spatial tiles (depthwise and narrow groups)"),
     ("_epilogue_fwd_kernel", "the epilogue over the finished convolution"),
@@ -290,7 +293,9 @@ class Renderer:
             out.docstring("The forward's launchers in order (host views between them run in PyTorch).")
             out.extend(body)
 
-    def launch_lines(self, emitted: list[Emitted]) -> tuple[list[str], tuple[str, list[str], list[tuple[str, str]]] | None]:
+    def launch_lines(
+        self, emitted: list[Emitted]
+    ) -> tuple[list[str], tuple[str, list[str], list[tuple[str, str]]] | None]:
         """The forward's statements over local names (parameters bound by name), and, when they are one launch
         whose outputs are the results, that launch as (launcher, positional args, keyword args)."""
         lines: list[str] = []
@@ -374,3 +379,11 @@ def param_ref(key: str) -> str:
 
 def render(analysis: Analysis, genes: dict[str, Any]) -> str:
     return Renderer(analysis, genes).render()
+
+
+def render_applied(analysis: Analysis, genes: dict[str, Any]) -> tuple[str, frozenset[str]]:
+    """The source, and the genes that shaped it (those the emitters read, and the plan's): the ones the module
+    docstring lists. A gene outside them changes nothing in this source."""
+    renderer = Renderer(analysis, genes)
+    source = renderer.render()
+    return source, frozenset(renderer.applied)

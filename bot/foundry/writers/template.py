@@ -42,7 +42,7 @@ from foundry.codegen.analyze import Analysis, analyze
 from foundry.codegen.ir import UnsupportedError
 from foundry.codegen.kernels import WHOLE_ROW_N
 from foundry.codegen.plan import PlanOptions
-from foundry.codegen.render import render
+from foundry.codegen.render import render_applied
 from foundry.codegen.rowsplit import FEW_ROWS, MIN_SPLIT_N, SM_COUNT
 from foundry.core.errors import UnsupportedOperatorError
 from foundry.core.protocols import ProposalRequest
@@ -195,6 +195,10 @@ class TemplateWriter:
         return G.relevant(self.kinds(analysis), self.policy)
 
     def render(self, spec: OperatorSpec, genes: dict[str, Any]) -> str:
+        return self.render_applied(spec, genes)[0]
+
+    def render_applied(self, spec: OperatorSpec, genes: dict[str, Any]) -> tuple[str, frozenset[str]]:
+        """The candidate's source for `genes`, and the genes that shaped it (render.render_applied)."""
         analysis = self.analysis(spec)
         if self.policy != "hybrid" and any(genes.get(g) for g in G.HYBRID_ONLY):
             raise ValueError(f"genes {sorted(G.HYBRID_ONLY)} need the hybrid policy")
@@ -209,7 +213,7 @@ class TemplateWriter:
         used = {s.kind for s in planned.segments}
         shown = {k: v for k, v in full.items() if k.split(".")[0] in used or k.startswith("plan.")}
         try:
-            return render(planned, shown)
+            return render_applied(planned, shown)
         except UnsupportedError as exc:
             raise UnsupportedOperator(spec, exc.op, exc.reason) from exc
 
@@ -312,16 +316,34 @@ class TemplateWriter:
                         gene_sets.append((child, f"crossover of {parent.id} and {past.id}"))
                         break
         attempts = 0
+        shaping: dict[str, list[str]] = {}
         while len(gene_sets) < request.count * 3 and attempts < request.count * 20:
             attempts += 1
             origin = gene_sets[rng.randrange(len(gene_sets))][0] if gene_sets and rng.random() < 0.5 else start
+            # mutate only genes that shape the origin's kernel: a gene it never reads (row.welford with no variance,
+            # row.combine with unsplit rows) would give the origin's source again, a duplicate another island
+            # may already hold (the module docstring lists only the genes read, so the sources are equal)
+            pool = self.shaping_genes(request.spec, origin, names, shaping)
             gene_sets.append(
                 (
-                    self.mutate(origin, preferred, names, rng, request.spec.precision),
+                    self.mutate(origin, [g for g in preferred if g in pool], pool, rng, request.spec.precision),
                     f"mutation ({request.expert or 'any'} genes)",
                 )
             )
         return self.candidates(request, gene_sets)
+
+    def shaping_genes(
+        self, spec: OperatorSpec, genes: dict[str, Any], names: list[str], cache: dict[str, list[str]]
+    ) -> list[str]:
+        """Of `names`, those the kernel rendered from `genes` reads (all of them where it does not render)."""
+        key = repr(sorted(genes.items()))
+        if key not in cache:
+            try:
+                _, applied = self.render_applied(spec, G.repair(genes))
+            except UnsupportedOperator:
+                applied = frozenset(names)
+            cache[key] = [n for n in names if n in applied] or list(names)
+        return cache[key]
 
     @staticmethod
     def fitted_conv(analysis: Analysis, base: dict[str, Any], precision: str) -> dict[str, Any] | None:
