@@ -56,7 +56,14 @@ def test_optimize_softmax_with_budget_8_on_cpu(tmp_path):
     assert [s.expert for s in report.islands] == ["fusion", "memory_access", "tiling_launch", "compute_restructuring"]
     assert all(s.evaluated == 2 for s in report.islands)  # no island starves on duplicates
     assert "timing was not measured" in done.stderr
-    assert (out / "kernel.py").read_text().endswith(report.best.source)
+    kernel = (out / "kernel.py").read_text()
+    assert kernel.endswith(report.best.source)
+    # one provenance header (comments: operator, GPU, verification, candidate) and the genes stated once, by
+    # the kernel's module docstring
+    header = kernel[: len(kernel) - len(report.best.source)]
+    assert header.startswith("# Kernel Foundry: a verified Triton kernel") and "genes" not in header
+    assert kernel.count("# Kernel Foundry: a verified Triton kernel") == 1
+    assert kernel.count("Launch settings (the search's genes):") == 1
     assert len((out / "history.jsonl").read_text().splitlines()) == 8
     assert json.loads((out / "report.json").read_text())["verified"] is True
     assert "not measured" in (out / "report.md").read_text()

@@ -445,10 +445,10 @@ def kernel_header(report: RunReport, candidate: Candidate, verdict: Verdict) -> 
         f"verification: policy {verdict.policy}, {verdict.trials} correctness trials with fresh seeds, "
         f"re-verified after the search; checks: {', '.join(named_checks(verdict)) or 'none listed'}"
     )
-    genes = ", ".join(f"{k}={v}" for k, v in sorted(candidate.genes.items()))
+    # the genes are not repeated here: a template kernel's module docstring names those that shaped it, once
     lines.append(
         f"candidate: {candidate.id} (writer {candidate.writer}, expert {candidate.expert}, "
-        f"generation {candidate.generation})" + (f"; genes: {genes}" if genes else "")
+        f"generation {candidate.generation})"
     )
     lines.append(f"torch {report.torch_version}, triton {report.triton_version}, {report.started_at}")
     return "".join(f"# {line}\n" for line in lines)
