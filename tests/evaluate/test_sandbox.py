@@ -273,7 +273,9 @@ from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
 from foundry.spec.loader import load_operator
 
 operator = load_operator(sys.argv[1])
-evaluator = CandidateEvaluator(operator, config=EvaluatorConfig(trials=2, static_guard=False), device="cpu")
+evaluator = CandidateEvaluator(
+    operator, config=EvaluatorConfig(trials=2, static_guard=False, process_sandbox=False), device="cpu"
+)
 evaluator.evaluate(Candidate(id="spinner", source=open(sys.argv[2]).read()))
 """
 

@@ -158,8 +158,9 @@ def test_nothing_a_candidate_started_outlives_its_evaluation(tmp_path, monkeypat
     source = f"MARKER = {str(marker)!r}\n" + LEFTOVER + (cheats / "honest" / "softmax.py").read_text()
     operator = load_operator(str(cheats / "operators" / "softmax_rows.py"))
     # the static guard would refuse this source (subprocess): switched off to reach the isolation layer; the
-    # file sandbox too, which would keep the candidate from writing its report outside its job directory
-    config = EvaluatorConfig(trials=2, static_guard=False, file_sandbox=False)
+    # file sandbox too, which would keep the candidate from writing its report outside its job directory, and the
+    # process stage (on the CPU no candidate starts a process; a GPU worker may, and this reaper is what stops it)
+    config = EvaluatorConfig(trials=2, static_guard=False, file_sandbox=False, process_sandbox=False)
     evaluator = CandidateEvaluator(operator, config=config, device="cpu")
     verdict = evaluator.evaluate(Candidate(id="leftover", source=source))
     assert verdict.verified, verdict.failure

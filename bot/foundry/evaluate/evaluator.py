@@ -118,6 +118,10 @@ class EvaluatorConfig:
     # job directory and Triton's cache, no TCP. On a GPU the worker opens the device first (the driver's
     # first call fails under it); the whole GPU suite passed confined on the H200 (2026-12-04).
     file_sandbox: bool = True
+    # On the CPU the worker may start no process (seccomp: no fork, vfork or exec; clone only for threads): the
+    # interpreter needs no compiler. Off only where a test reaches the reaper behind it (a GPU worker may start
+    # processes: Triton's toolchain runs ptxas).
+    process_sandbox: bool = True
 
 
 @dataclass
@@ -1084,6 +1088,7 @@ class CandidateEvaluator:
                 marks["saved"] = time.monotonic()
                 job = {
                     "device": "cuda" if self.is_cuda else "cpu",
+                    "processes": self.is_cuda or not self.config.process_sandbox,
                     "default_trials": self.trials,
                     "gpu_memory_fraction": self.child_memory_fraction(prepared, alone),
                     "static_compile": self.config.static_compile,

@@ -28,9 +28,9 @@ TURNS = "_foundry_turns"  # per tuning key: [its pruned configs, the index of th
 BENCHED = "_foundry_benched"  # configs benchmarked in the current tuning round
 
 
-# Whether install() patched the Autotuner: kept here, not as a marker on what it patched (a candidate reading
-# hasattr(kernel.run, "...") would tell the worker from use).
-INSTALLED = False
+# The run install() put on the Autotuner: kept here, not as a marker on what it patched (a candidate reading
+# hasattr(kernel.run, "...") would tell the worker from use). Installed while the Autotuner's run is this one.
+PATCHED: Any = None
 
 
 def interpreting() -> bool:
@@ -43,15 +43,14 @@ def install() -> bool:
         return False
     from triton.runtime.autotuner import Autotuner
 
-    global INSTALLED
-    if INSTALLED:
+    global PATCHED
+    if PATCHED is not None and vars(Autotuner).get("run") is PATCHED:
         return True
     if "do_bench" not in vars(Autotuner):  # a triton whose autotuner calls the benchmark function directly
         log.warning("this triton's Autotuner has no do_bench to replace: autotuned kernels fail under the interpreter")
         return False
     Autotuner.do_bench = property(lambda tuner: functools.partial(bench_once, tuner))
-    Autotuner.run = in_turn(Autotuner.run)
-    INSTALLED = True
+    PATCHED = Autotuner.run = in_turn(Autotuner.run)
     return True
 
 

@@ -959,7 +959,7 @@ def main() -> None:
         channel.send({"phase": "correctness", "stage": "load", "error": exc.error()})
         return
     job = json.loads(settings)
-    if job.get("device") == "cpu":  # the interpreter starts no compiler: no process of the candidate's either
+    if not job.get("processes", False):  # the interpreter starts no compiler: no process of the candidate's either
         from foundry.evaluate import seccomp
 
         try:
