@@ -113,7 +113,9 @@ def test_launch_rule_follows_an_autograd_function():
     use = "class ModelNew(nn.Module):\n    def forward(self, x):\n        return Fn.apply(x)\n"
     assert launches_kernel(function + use)
     assert not launches_kernel(function.replace("k[(1,)](x)", "pass") + use)  # its forward launches nothing
-    backward_only = function.replace("k[(1,)](x)", "pass") + "    @staticmethod\n    def backward(ctx, g):\n        k[(1,)](g)\n"
+    backward_only = (
+        function.replace("k[(1,)](x)", "pass") + "    @staticmethod\n    def backward(ctx, g):\n        k[(1,)](g)\n"
+    )
     assert not launches_kernel(backward_only + use)
     assert not launches_kernel(use)  # no such Function in the file
     assert launches_kernel("class ModelNew(nn.Module):\n    def forward(self, x):\n        k[(1,)](x)\n")

@@ -68,7 +68,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
     o = out.detach().to(torch.float64).flatten()
     r = ref.detach().to(torch.float64).flatten()
     s = slack_of(tol, ref)
-    poisoned = torch.isnan(o) & ~torch.isnan(r)
+    poisoned = unwritten(o, r)
     if bool(poisoned.any()):
         n = int(poisoned.sum())
         first = int(poisoned.nonzero()[0])
@@ -113,20 +113,29 @@ def slack_of(tol: Tolerance, ref: torch.Tensor) -> torch.Tensor | None:
     return tol.slack.detach().to(device=ref.device, dtype=torch.float64).flatten().nan_to_num(0.0, 0.0, 0.0)
 
 
+def unwritten(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+    """Where the output is NaN and the reference finite: never written (the NaN poison), or computed from
+    poisoned memory. A NaN where the reference is infinite is a diverged value either way (a 3xTF32 split of an
+    infinity gives inf - inf), judged by elementwise."""
+    return torch.isnan(o) & torch.isfinite(r)
+
+
 def elementwise(
     o: torch.Tensor, r: torch.Tensor, tol: Tolerance, slack: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Absolute errors (0 where both are NaN or the same infinity) and where they exceed atol + rtol * |ref|
-    (+ slack, per element, where given) (or the reference is NaN and the output not), of fp64 outputs and
+    """Absolute errors (0 where both are NaN or the same infinity, or one is NaN and the other infinite: both
+    diverged) and where they exceed atol + rtol * |ref| (+ slack, per element, where given) (or the reference
+    is not finite and the output is, a diverged value laundered into a number), of fp64 outputs and
     references."""
     both_nan = torch.isnan(o) & torch.isnan(r)
     same_inf = torch.isinf(r) & (o == r)
+    diverged = (torch.isnan(o) & torch.isinf(r)) | (torch.isinf(o) & torch.isnan(r))
     err = (o - r).abs()
-    err = torch.where(both_nan | same_inf, torch.zeros_like(err), err)
+    err = torch.where(both_nan | same_inf | diverged, torch.zeros_like(err), err)
     limit = tol.atol + tol.rtol * r.abs()
     if slack is not None:
         limit = limit + slack
-    return err, (err > limit) | (torch.isnan(r) & ~torch.isnan(o))
+    return err, (err > limit) | (~torch.isfinite(r) & torch.isfinite(o))
 
 
 def chunked_sums(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> tuple[float, float, int] | None:
@@ -141,7 +150,7 @@ def chunked_sums(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> tuple[
         r = r_flat[start : start + CHUNK].to(torch.float64)
         s = None if s_flat is None else s_flat[start : start + CHUNK].to(device=r.device, dtype=torch.float64)
         err, bad = elementwise(o, r, tol, s)
-        if bool((torch.isnan(o) & ~torch.isnan(r)).any()) or bool(bad.any()):
+        if bool(unwritten(o, r).any()) or bool(bad.any()):
             return None
         if s is not None:
             err = (err - s).clamp_min(0.0)

@@ -76,6 +76,48 @@ OFFSET_FAR = 100.0
 SLACK_ULPS = 32.0
 # ... and at least NOISE_FACTOR times the reference's own distance from fp64 (reference_noise).
 NOISE_FACTOR = 4.0
+# Ops whose NaN handling differs between torch and Triton (torch's relu/max/clamp keep a NaN, Triton's
+# tl.maximum/minimum drop it on a GPU): an operator whose reference runs one gets no NaN/+inf trial, since an
+# honest kernel's finite answer there cannot be told from a laundered one.
+NAN_AMBIGUOUS = frozenset(
+    {
+        "relu",
+        "relu_",
+        "relu6",
+        "clamp",
+        "clamp_",
+        "clamp_min",
+        "clamp_max",
+        "maximum",
+        "minimum",
+        "fmax",
+        "fmin",
+        "max",
+        "min",
+        "amax",
+        "amin",
+        "hardtanh",
+        "hardtanh_",
+        "threshold",
+        "where",
+        "hardswish",
+        "hardsigmoid",
+        "leaky_relu",
+        "elu",
+        "max_pool2d_with_indices",
+        "max_pool1d",
+        "max_pool2d",
+        "max_pool3d",
+        "max_pool3d_with_indices",
+        "adaptive_max_pool2d",
+        "cummax",
+        "cummin",
+        "sort",
+        "topk",
+        "argmax",
+        "argmin",
+    }
+)
 # The wide edge variant (stateless operators): the last dimension past every declared width, at least WIDE_MIN.
 WIDE_MIN = 2048
 # Edge variants (CandidateEvaluator.edge_variants): a batch past EDGE_ROWS rows, while its inputs stay under
@@ -264,7 +306,9 @@ def propagates(outputs: list[torch.Tensor], inputs: list[Any]) -> bool:
     normalization or a product does: a kernel that drops or clamps them launders a diverging value into plausible
     numbers), and some finite ones (not all of it is lost). An elementwise operator, which keeps each entry to
     itself, gives no such trial (max(NaN, 0) differs between devices)."""
-    injected = sum(int((~torch.isfinite(x)).sum()) for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point())
+    injected = sum(
+        int((~torch.isfinite(x)).sum()) for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()
+    )
     floating = [t for t in outputs if t.is_floating_point()]
     if not floating or injected == 0:
         return False
@@ -608,9 +652,7 @@ class CandidateEvaluator:
             for note, inputs, out in self.transformed(model, self.generated(lambda: op.inputs(self.small))):
                 add(inputs, note, out)
                 slacks[len(refs) - 1] = self.rounding_slack(model, inputs, refs[-1])
-            tolerances = {
-                t: self.trial_tolerances(refs[t], slacks.get(t)) for t in range(transformed_at, len(refs))
-            }
+            tolerances = {t: self.trial_tolerances(refs[t], slacks.get(t)) for t in range(transformed_at, len(refs))}
             torch.manual_seed(secrets.randbits(62))
             reweights = self.reweighted(model, self.generated(lambda: op.inputs(self.small)), add)
             if reweights is not None:
@@ -773,7 +815,10 @@ class CandidateEvaluator:
                 except Exception:  # the reference refuses these inputs: not a trial
                     continue
                 outs = [t for t in as_outputs(out) if isinstance(t, torch.Tensor)]
-                usable = propagates(outs, candidate) if note.startswith("NaN") else unusable(outs) is None
+                if note.startswith("NaN"):
+                    usable = propagates(outs, candidate) and not (self.reference_ops or frozenset()) & NAN_AMBIGUOUS
+                else:
+                    usable = unusable(outs) is None
                 if usable:
                     found.append((note, candidate, out))
                     break
@@ -792,7 +837,9 @@ class CandidateEvaluator:
             ]
         return tolerances
 
-    def rounding_slack(self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]) -> list[torch.Tensor | None]:
+    def rounding_slack(
+        self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]
+    ) -> list[torch.Tensor | None]:
         """Per output, the rounding an implementation may differ from the reference by on these inputs: SLACK_ULPS
         epsilons of the output's dtype times the reference's output on the inputs' absolute values (for sums and
         products, the sum of the magnitudes of the terms: an error bound that cancellation does not shrink, as
@@ -817,7 +864,9 @@ class CandidateEvaluator:
                 slacks[k] = noise if slacks[k] is None else torch.maximum(slacks[k], noise)
         return slacks
 
-    def reference_noise(self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]) -> list[torch.Tensor | None]:
+    def reference_noise(
+        self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]
+    ) -> list[torch.Tensor | None]:
         """Per output, NOISE_FACTOR times how far the reference's own result lies from the same computation in
         fp64: on inputs where the answer is mostly rounding (a loss of nearly equal distributions, a sum that cancels),
         the reference is no more right than an honest kernel, and a tolerance scaled to that answer would judge
@@ -1027,9 +1076,7 @@ class CandidateEvaluator:
         width = tensors[0].shape[-1]
         if any(t.shape[-1] != width for t in tensors):
             return None
-        declared = [width] + [
-            x.shape[-1] for v in variants for x in v if isinstance(x, torch.Tensor) and x.dim() >= 1
-        ]
+        declared = [width] + [x.shape[-1] for v in variants for x in v if isinstance(x, torch.Tensor) and x.dim() >= 1]
         wide = (max(WIDE_MIN, 4 * max(declared)) + secrets.randbelow(1024)) | 1
         cap = EDGE_ELEMENTS if self.small else 64 * EDGE_ELEMENTS
         per_row = sum(math.prod(t.shape[1:-1]) * wide if t.dim() >= 2 else wide for t in tensors)

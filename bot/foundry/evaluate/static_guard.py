@@ -758,7 +758,9 @@ class Scan:
         attr = name.value
         private = attr.startswith("_") and (attr.startswith("__") or attr not in self.own_private)
         if private or not attr.isidentifier() or self.denied(attr) or "foundry" in attr.lower():
-            self.add("forbidden_name", node, f"hasattr(..., {attr!r}) asks about a private, harness or denied attribute")
+            self.add(
+                "forbidden_name", node, f"hasattr(..., {attr!r}) asks about a private, harness or denied attribute"
+            )
 
     def check_builtin(self, node: ast.Name) -> None:
         name = node.id
