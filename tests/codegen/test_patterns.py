@@ -29,6 +29,7 @@ CASES = [
     ("picked-logits-looped", OPERATORS / "picked_logits.py", LOOPED),  # gathers loaded directly, ignored targets
     ("picked-logits-whole-rows", OPERATORS / "picked_logits.py", {}),
     ("misc-reductions", OPERATORS / "reductions_misc.py", {}),
+    ("masked-middle-sum", OPERATORS / "masked_middle_sum.py", {}),  # a strided broadcast operand: group_step
     ("misc-reductions-looped-unmerged", OPERATORS / "reductions_misc.py", {**LOOPED, "plan.merge_reductions": False}),
     ("activations", OPERATORS / "activations.py", {"pointwise.BLOCK_SIZE": 256, "pointwise.layout": "flat"}),
     ("activations-rows", OPERATORS / "activations.py", {"pointwise.BLOCK_SIZE": 16, "pointwise.layout": "rows"}),

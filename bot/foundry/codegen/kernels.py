@@ -89,7 +89,18 @@ CDIV_HELPER = '''def cdiv(a, b):
 NEXT_POWER_OF_2_HELPER = '''def next_power_of_2(n):
     """The smallest power of two >= n, for n >= 1 (a block size)."""
     return 1 << (n - 1).bit_length()'''
-HOST_HELPERS = {"broadcast_shape(": BROADCAST_HELPER, "cdiv(": CDIV_HELPER, "next_power_of_2(": NEXT_POWER_OF_2_HELPER}
+GROUP_STEP_HELPER = '''def group_step(strides, shape, first, last):
+    """The step of the flat index over dims first..last: the stride of the innermost dim longer than 1 (0 if none)."""
+    for k in range(last, first - 1, -1):
+        if shape[k] > 1:
+            return strides[k]
+    return 0'''
+HOST_HELPERS = {
+    "broadcast_shape(": BROADCAST_HELPER,
+    "cdiv(": CDIV_HELPER,
+    "next_power_of_2(": NEXT_POWER_OF_2_HELPER,
+    "group_step(": GROUP_STEP_HELPER,
+}
 
 
 def host_helpers(launchers: list[str]) -> list[str]:
@@ -1164,7 +1175,7 @@ class ColEmitter(SegmentEmitter):
             lines.append(f"st = {t}.expand(shape).stride()")
             for g, (a, b) in zip(("so", "sr", "si"), groups, strict=True):
                 # the step of the group's flat index: the stride of its innermost dim longer than 1
-                lines.append(f"{t}_{g} = next((st[k] for k in range({b - 1}, {a - 1}, -1) if shape[k] > 1), 0)")
+                lines.append(f"{t}_{g} = group_step(st, shape, {a}, {b - 1})")
         lines.extend(self.size_lines("shape"))
         for o in self.seg.outputs:
             if o in full_outs:
