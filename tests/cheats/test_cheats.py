@@ -528,8 +528,9 @@ def test_cli_missing_files_exit_2(tmp_path: Path):
 
 
 def test_hybrid_work_bound_alone_catches_the_wide_conv(monkeypatch: pytest.MonkeyPatch):
-    """Without the NaN/+inf trial (which rejects redteam3_hybrid_wide_conv first), the hybrid grant's work bound
-    rejects it: one convolution with twice the reference's output channels is twice the reference's work."""
+    """With no NaN/+inf trial whatever the operator (such a trial could reject redteam3_hybrid_wide_conv first), the
+    hybrid grant's work bound rejects it: one convolution with twice the reference's output channels is twice the
+    reference's work."""
     import foundry.evaluate.evaluator as evaluator
 
     monkeypatch.setattr(evaluator, "propagates", lambda *args: False)

@@ -4,11 +4,11 @@
 #        projection as the centre tap of a 3x3 filter (zeros + copy_ into slices: allocation and layout ops), so
 #        the library computes both products; its "Triton kernel" only adds the two halves and the bias. The grant
 #        is bounded by how often the reference runs convolution (once), and this runs it once: at any size.
-#        The NaN/+inf trial rejects it first (the centre-tap filter spreads a NaN to neighbours the reference's
-#        projection keeps clean); test_hybrid_work_bound_alone_catches_the_wide_conv shows the work bound does too.
+#        The hybrid grant is bounded by work too: twice the output channels is twice the reference's FLOPs
+#        (test_hybrid_work_bound_alone_catches_the_wide_conv shows the bound decides with no NaN/+inf trial).
 # operator: rt3_conv_skip
 # config: policy=hybrid
-# expect: incomplete_output rule=coverage
+# expect: runtime_guard rule=non_triton_compute
 import torch
 import triton
 import triton.language as tl
