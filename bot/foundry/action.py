@@ -708,16 +708,10 @@ def _resume(env: ActionEnv, api: GitHubApi | None, target: Target) -> Target:
         return _since_done(env, api, target)
     if target.kind != "push" or api is None or target.compare_base is None:
         return target  # no base: every operator is new already
-    try:
-        done = api.ref_sha(done_ref(target.base_branch))
-    except GitHubApiError as exc:
-        log.warning("cannot read where the bot last finished: %s; comparing with the push's before", exc)
+    finished = _finished_before_head(env, api, target, "comparing with the push's before")
+    if finished is None:
         return target
     git = GitRepo(env.workspace)
-    finished = git.commit(done) if done else None
-    head = git.commit(target.head)
-    if finished is None or head is None or not git.ok("merge-base", "--is-ancestor", finished, head):
-        return target
     before = git.commit(target.compare_base)
     if before is not None and git.ok("merge-base", "--is-ancestor", before, finished):
         return target  # the push's own range starts at (or before) what the bot finished
@@ -728,17 +722,24 @@ def _resume(env: ActionEnv, api: GitHubApi | None, target: Target) -> Target:
 def _since_done(env: ActionEnv, api: GitHubApi, target: Target) -> Target:
     """A scheduled sweep compares the default branch's head with the last commit the bot finished there:
     whatever push runs missed (dropped, cancelled, filtered by paths:) is planned; with no record, every operator."""
+    finished = _finished_before_head(env, api, target, "the sweep plans every operator")
+    return target if finished is None else target.model_copy(update={"compare_base": finished})
+
+
+def _finished_before_head(env: ActionEnv, api: GitHubApi, target: Target, otherwise: str) -> str | None:
+    """The last commit the bot finished on the target's branch (done_ref), where it is in this checkout and an
+    ancestor of the target's head; None otherwise (a failed read is logged with what happens `otherwise`)."""
     try:
         done = api.ref_sha(done_ref(target.base_branch))
     except GitHubApiError as exc:
-        log.warning("cannot read where the bot last finished: %s; the sweep plans every operator", exc)
-        return target
+        log.warning("cannot read where the bot last finished: %s; %s", exc, otherwise)
+        return None
     git = GitRepo(env.workspace)
     finished = git.commit(done) if done else None
     head = git.commit(target.head)
     if finished is None or head is None or not git.ok("merge-base", "--is-ancestor", finished, head):
-        return target
-    return target.model_copy(update={"compare_base": finished})
+        return None
+    return finished
 
 
 def _mark_done(env: ActionEnv, api: GitHubApi, target: Target) -> None:
