@@ -319,6 +319,20 @@ def propagates(outputs: list[torch.Tensor], inputs: list[Any]) -> bool:
     return True
 
 
+def per_output(
+    refs: list[torch.Tensor], out: Any, fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+) -> list[torch.Tensor | None]:
+    """fn(output, reference) for each floating reference output that another run's `out` matches in shape; None
+    for the others."""
+    outs = as_outputs(out)
+    found: list[torch.Tensor | None] = []
+    for k, r in enumerate(refs):
+        o = outs[k] if k < len(outs) else None
+        usable = isinstance(o, torch.Tensor) and r.is_floating_point() and o.shape == r.shape
+        found.append(fn(o, r) if usable else None)
+    return found
+
+
 def trial_dtype(inputs: list[Any]) -> torch.dtype:
     return next((t.dtype for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()), torch.float32)
 
@@ -849,16 +863,12 @@ class CandidateEvaluator:
             out = self.run_reference(model, to_device(absolute, self.device))
         except Exception:  # the reference refuses them: no slack
             return [None] * len(refs)
-        outs = as_outputs(out)
-        slacks: list[torch.Tensor | None] = []
-        for k, r in enumerate(refs):
-            o = outs[k] if k < len(outs) else None
-            if not (isinstance(o, torch.Tensor) and r.is_floating_point() and o.shape == r.shape):
-                slacks.append(None)
-                continue
-            eps = torch.finfo(r.dtype).eps
+
+        def slack(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
             magnitude = torch.maximum(o.detach().abs(), r.detach().abs()).nan_to_num(0.0, 0.0, 0.0)
-            slacks.append((SLACK_ULPS * eps * magnitude).to(r.dtype))
+            return (SLACK_ULPS * torch.finfo(r.dtype).eps * magnitude).to(r.dtype)
+
+        slacks = per_output(refs, out, slack)
         for k, noise in enumerate(self.reference_noise(model, inputs, refs)):
             if noise is not None and k < len(slacks):
                 slacks[k] = noise if slacks[k] is None else torch.maximum(slacks[k], noise)
@@ -881,16 +891,12 @@ class CandidateEvaluator:
                 out = twin(*to_device(wide, self.device))
         except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
             return [None] * len(refs)
-        outs = as_outputs(out)
-        noise: list[torch.Tensor | None] = []
-        for k, r in enumerate(refs):
-            o = outs[k] if k < len(outs) else None
-            if not (isinstance(o, torch.Tensor) and r.is_floating_point() and o.shape == r.shape):
-                noise.append(None)
-                continue
+
+        def noise(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
             gap = (r.detach().double() - o.detach().double()).abs().nan_to_num(0.0, 0.0, 0.0)
-            noise.append((NOISE_FACTOR * gap).to(r.dtype))
-        return noise
+            return (NOISE_FACTOR * gap).to(r.dtype)
+
+        return per_output(refs, out, noise)
 
     def reweighted(
         self, model: nn.Module, inputs: list[Any], add: Callable[[list[Any], str, Any], None]
