@@ -799,6 +799,9 @@ class CandidateEvaluator:
             mask = torch.rand(y.shape, device=y.device) < 0.1
             if y.dim() >= 1:
                 mask[..., 0] = False
+            if not mask.any() and y.dim() >= 1 and y.shape[-1] > 1:  # at least one, or the trial is the plain inputs
+                flat = mask.reshape(-1, y.shape[-1])
+                flat[int(torch.randint(0, flat.shape[0], ())), int(torch.randint(1, y.shape[-1], ()))] = True
             y[mask] = float("-inf")
             return y
 

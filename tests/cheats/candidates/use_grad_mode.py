@@ -1,7 +1,9 @@
 # cheat: normalizes its softmax only when autograd is off. The harness called every checked call under
 #        no_grad; a module called in a training loop (grad enabled) returns unnormalized exponentials.
+#        Which call runs with grad enabled is secret: the first such call (a checked trial or the rewrite call)
+#        rejects it.
 # operator: softmax_rows
-# expect: mismatch rule=tolerance
+# expect: mismatch|state_dependent rule=tolerance|state:rewrite
 # config: static_guard=false
 import torch
 import triton
