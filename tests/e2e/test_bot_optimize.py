@@ -33,8 +33,11 @@ def action_run(bot, env, tmp_path: Path) -> subprocess.CompletedProcess:
     child = {
         "PATH": os.environ["PATH"],
         "HOME": os.environ["HOME"],
-        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p.endswith("bot")),
-        "TRITON_INTERPRET": "1",
+        # the package, and where the machine adds its own site directory (the GPU machine's wheels), that too
+        "PYTHONPATH": os.pathsep.join(
+            [p for p in sys.path if p.endswith("bot")]
+            + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        ),
         "FOUNDRY_EXPERIENCE_DB": str(tmp_path / "experience.duckdb"),
         "FOUNDRY_API_TIMEOUT": "10",
         "GITHUB_ACTIONS": "true",
@@ -51,6 +54,8 @@ def action_run(bot, env, tmp_path: Path) -> subprocess.CompletedProcess:
         "GITHUB_TOKEN": TOKEN,
         "FOUNDRY_BOT_LOGIN": "kernel-foundry[bot]",  # the account the fake writes as (an app's token)
     }
+    if not torch.cuda.is_available():  # the interpreter on the CPU; on a GPU the kernels run there and are timed
+        child["TRITON_INTERPRET"] = "1"
     return subprocess.run(
         [sys.executable, "-m", "foundry", "action", "run", "--artifacts", str(env.workspace.parent / "artifacts")],
         cwd=env.workspace,
@@ -107,6 +112,7 @@ def test_push_on_gpu_measures_and_publishes_only_a_gain(bot, tmp_path: Path) -> 
     env = bot.env("push", bot.push_payload(ZERO, sha), sha)
     proc = action_run(bot, env, tmp_path)
     artifacts = env.workspace.parent / "artifacts"
+    assert (artifacts / "ops-scale" / "report.json").exists(), proc.stderr[-4000:]
     report = RunReport.model_validate_json((artifacts / "ops-scale" / "report.json").read_text())
     assert report.timing_measured, proc.stderr[-4000:]
     timing = report.timing

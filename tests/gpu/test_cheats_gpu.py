@@ -32,7 +32,8 @@ from suite import (  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
-CHEATS = [c for c in cases(CANDIDATES) if c.isolate is None]
+CHEATS = [c for c in cases(CANDIDATES) if c.isolate is None and c.kind is not None]
+CONTROLS = [c for c in cases(CANDIDATES) if c.isolate is None and c.kind is None]  # `expect: verified`
 FAULT_CASES = cases(FAULTS)
 GPU_CASES = cases(GPU_CANDIDATES)
 GPU_CHEATS = [c for c in GPU_CASES if c.kind is not None]
@@ -73,6 +74,12 @@ def test_honest_candidate_is_verified_and_timed_on_cuda(name: str, evaluators: E
 @pytest.mark.parametrize("case", [c.param("cuda") for c in CHEATS])
 def test_cheat_is_rejected_on_cuda(case: Case, evaluators: Evaluators):
     assert_rejected_as(evaluators.evaluate(case), case)
+
+
+@pytest.mark.parametrize("case", [c.param("cuda") for c in CONTROLS])
+def test_control_is_verified_on_cuda(case: Case, evaluators: Evaluators):
+    verdict = evaluators.evaluate(case)
+    assert verdict.verified, f"{case.name}: false rejection: {verdict.failure and verdict.failure.headline()}"
 
 
 @pytest.mark.parametrize("case", [c.param("cuda") for c in FAULT_CASES])

@@ -50,12 +50,13 @@ class ModelNew(torch.nn.Module):
 
 
 def judged_calls(evaluator: CandidateEvaluator) -> list[list[bool]]:
-    """Wraps evaluator.judge: the delivered flags of each candidate's calls."""
+    """Wraps evaluator.judge: the delivered flags of each candidate's planned calls (the plain call, outside
+    the plan, has no shared buffers: its outputs come through the file)."""
     seen: list[list[bool]] = []
     original = evaluator.judge
 
     def judge(message, jobdir, prepared):
-        seen.append([c.get("delivered") for c in message["calls"]])
+        seen.append([c.get("delivered") for c in message["calls"] if c.get("label") != exchange.PLAIN])
         return original(message, jobdir, prepared)
 
     evaluator.judge = judge  # type: ignore[method-assign]

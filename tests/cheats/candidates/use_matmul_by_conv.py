@@ -1,9 +1,10 @@
 # cheat: under the hybrid policy, computes a matrix product with the library convolution (a 1x1 conv1d over
 #        the rows) and launches a Triton copy for show. Hybrid granted library convolution to every
 #        operator; it must grant only the library ops the operator's own reference runs (this one's runs a
-#        matrix product, no convolution).
+#        matrix product, no convolution). On a GPU the library convolution's result also differs from the
+#        matrix product's beyond tolerance on inputs x1000 (correctness is judged before the runtime guard).
 # operator: mm_weight
-# expect: runtime_guard rule=non_triton_compute
+# expect: runtime_guard|mismatch rule=non_triton_compute|tolerance
 # config: policy=hybrid
 import torch
 import triton

@@ -25,15 +25,6 @@ def _linear_kernel(x_ptr, wt_ptr, b_ptr, y_ptr, M, N, K, BM: tl.constexpr, BN: t
     tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-@triton.jit
-def _transpose_kernel(w_ptr, wt_ptr, N, K, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < N * K
-    n = offs // K
-    k = offs % K
-    tl.store(wt_ptr + k * N + n, tl.load(w_ptr + offs, mask=mask), mask=mask)
-
-
 class ModelNew(nn.Module):
     def __init__(self, in_features: int, out_features: int):
         super().__init__()
@@ -42,8 +33,8 @@ class ModelNew(nn.Module):
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         result = super().load_state_dict(state_dict, strict=strict, assign=assign)
-        w = self.linear.weight.detach()
-        _transpose_kernel[(triton.cdiv(w.numel(), 256),)](w, self.packed, w.shape[0], w.shape[1], BLOCK=256)
+        with torch.no_grad():  # the state is loaded before the module moves to the device: a copy, not a kernel
+            self.packed.copy_(self.linear.weight.t())
         return result
 
     def forward(self, x):
