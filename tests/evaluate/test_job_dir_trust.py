@@ -12,7 +12,6 @@ from types import SimpleNamespace
 import pytest
 import torch
 from foundry.core.records import Candidate, FailureKind
-from foundry.evaluate import evaluator as evaluator_module
 from foundry.evaluate import jobfiles
 from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig, job_dir_changed
 from foundry.evaluate.isolation import Child, child_environment
@@ -165,8 +164,8 @@ def test_later_child_never_imports_a_package_planted_in_its_cwd(tmp_path: Path):
 
 
 def test_compile_statically_writes_only_into_a_fresh_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Even with the tamper check out of the way: links the candidate left in its job directory are not followed
-    (their targets stay as they were) and the package it planted there is not imported."""
+    """Called on a changed job directory (the evaluator checks it first, job_dir_changed): links the candidate
+    left there are not followed (their targets stay as they were) and the package it planted is not imported."""
     from foundry.spec.loader import load_operator
 
     evaluator = CandidateEvaluator(
@@ -180,7 +179,6 @@ def test_compile_statically_writes_only_into_a_fresh_directory(tmp_path: Path, m
         target.write_text("untouched")
         (jobdir / name).unlink(missing_ok=True)
         (jobdir / name).symlink_to(target)
-    monkeypatch.setattr(evaluator_module, "job_dir_changed", lambda jobdir, source: None)
     facts, failure, _ = evaluator.compile_statically(jobdir, HONEST, {"nothing_here": [[], {}]})
     assert failure is None
     assert [f.target for f in facts] == ["sm_90 (static compile: kernel not found at module level)"]
@@ -188,15 +186,20 @@ def test_compile_statically_writes_only_into_a_fresh_directory(tmp_path: Path, m
     assert not list(tmp_path.glob("foundry-compile-*")), "the compile directory is removed"
 
 
-def test_candidate_that_plants_a_link_is_rejected_and_writes_nothing_outside(tmp_path: Path):
+@pytest.mark.parametrize("static_compile", [True, False], ids=["static-compile", "no-static-compile"])
+@pytest.mark.parametrize("attack", ["redteam2_symlink_parent_write", "redteam2_shadow_static_compile"])
+def test_candidate_that_changes_its_job_dir_is_rejected_and_writes_nothing_outside(
+    tmp_path: Path, attack: str, static_compile: bool
+):
+    """With or without the static compile after it (a GPU evaluator has none): the job directory is checked."""
     from foundry.spec.loader import load_operator
 
-    source = (CHEATS / "candidates" / "redteam2_symlink_parent_write.py").read_text()
+    source = (CHEATS / "candidates" / f"{attack}.py").read_text()
     evaluator = CandidateEvaluator(
         load_operator(str(CHEATS / "operators" / "softmax_rows.py")),
-        config=EvaluatorConfig(trials=1, static_compile=True, static_guard=False, workdir=tmp_path),
+        config=EvaluatorConfig(trials=1, static_compile=static_compile, static_guard=False, workdir=tmp_path),
     )
     verdict = evaluator.evaluate(Candidate(id="link", source=source))
     assert not verdict.verified
-    assert verdict.failure is not None and verdict.failure.rule in ("job_dir_changed", "raised")
+    assert verdict.failure is not None and verdict.failure.rule == "job_dir_changed", verdict.failure
     assert not (tmp_path / "foundry-redteam2-escape.py").exists()

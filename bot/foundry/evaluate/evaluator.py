@@ -1166,7 +1166,7 @@ class CandidateEvaluator:
                 digest = jobfiles.digest(candidate.source.encode(), settings.encode())
                 judged: dict[str, Any] = {}
                 child_stages: list[Any] = []
-                compiled = None
+                compiled, tampered = None, None
                 after_checked, stale = False, None
 
                 def ready() -> None:  # the candidate is built: only now its trials' inputs exist for it
@@ -1236,7 +1236,15 @@ class CandidateEvaluator:
                 log_stages(candidate.id, marks, child_stages)
                 if (seconds := slow_compile(child_stages)) is not None:
                     log.info("%s took %.0f s to compile (genes %s)", candidate.id, seconds, candidate.genes or "-")
-                if self.config.static_compile and self.device == "cpu" and judged and not judged["failures"]:
+                if correctness is not None:  # on every device: what the candidate's process left in its job
+                    tampered = job_dir_changed(jobdir, candidate.source)
+                if (
+                    self.config.static_compile
+                    and self.device == "cpu"
+                    and judged
+                    and not judged["failures"]
+                    and not tampered
+                ):
                     assert correctness is not None
                     compiled = self.compile_statically(
                         jobdir, candidate.source, correctness.get("launch_signatures", {})
@@ -1275,6 +1283,8 @@ class CandidateEvaluator:
 
         if failures:
             return conclude(failures)
+        if tampered is not None:
+            return conclude([tampered])
         if compiled is not None:
             facts, compile_failure, compile_warnings = compiled
             warnings = warnings + compile_warnings
@@ -1676,16 +1686,13 @@ class CandidateEvaluator:
     def compile_statically(
         self, jobdir: Path, source: str, signatures: dict[str, Any]
     ) -> tuple[list[KernelFacts], Diagnosis | None, list[Diagnosis]]:
-        """Compile the launched kernels for sm_90 in another isolated child (no interpreter there). After the
-        worker ran, its job directory is the candidate's: a candidate that changed the evaluator's files there
-        is rejected (job_dir_changed), and the compile runs in a fresh directory the evaluator makes and
-        writes itself (O_EXCL|O_NOFOLLOW), removed afterwards; nothing of the job directory is read or run."""
+        """Compile the launched kernels for sm_90 in another isolated child (no interpreter there), once the job
+        directory was found unchanged (job_dir_changed). After the worker ran, that directory is the candidate's:
+        the compile runs in a fresh directory the evaluator makes and writes itself (O_EXCL|O_NOFOLLOW), removed
+        afterwards; nothing of the job directory is read or run."""
         from foundry.evaluate.isolation import Child
         from foundry.evaluate.static_compile import MAX_SHARED_BYTES
 
-        changed = job_dir_changed(jobdir, source)
-        if changed is not None:
-            return [], changed, []
         raw = json.dumps(signatures)
         compile_dir = Path(tempfile.mkdtemp(prefix="foundry-compile-", dir=jobdir.parent))  # 0700, a new name
         try:
