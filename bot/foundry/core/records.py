@@ -145,6 +145,7 @@ class OperatorSpec(Record):
     dtype: str = "float32"
     precision: str = "fp32"  # tolerance class from rules/tolerance.yaml
     hybrid_ops: tuple[str, ...] = ()  # aten ops allowed outside Triton in the hybrid policy
+    training: bool = False  # checked for training too: gradients of inputs and parameters (FOUNDRY_TRAINING)
     source_hash: str = ""
 
     @property

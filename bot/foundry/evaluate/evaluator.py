@@ -38,7 +38,7 @@ from foundry.core.records import (
     TimingRun,
     Verdict,
 )
-from foundry.evaluate import exchange, jobfiles, landlock
+from foundry.evaluate import exchange, gradients, jobfiles, landlock
 from foundry.evaluate.correctness import Tolerance, compare, probe, strengthened, unusable
 from foundry.evaluate.device_lock import Admission, DeviceGate, DeviceLock, gpu_lock_path
 from foundry.evaluate.isolation import (
@@ -189,6 +189,8 @@ class Prepared:
     reweighted: bool = False  # the last trial runs after the parameters are changed in place
     modes: dict[str, bool] = field(default_factory=dict)  # use_modes: train mode, inputs that require grad
     work: list[dict[str, int]] = field(default_factory=list)  # per trial, the reference's work per op (op_work)
+    # a training operator's gradient calls (reference_gradients): trial, seed, names, reference grads, tolerances
+    gradients: list[dict[str, Any]] = field(default_factory=list)
 
     def held_bytes(self) -> int:
         refs = sum(t.numel() * t.element_size() for r in self.refs for t in r)
@@ -648,10 +650,12 @@ class CandidateEvaluator:
                 if self.probe_tolerances is None:
                     self.probe_once(refs[0], to_device(on_device, "cpu") if shared is not None else first)
 
+        defaults: list[list[Any]] = []
         try:
             for _ in range(self.trials):
                 torch.manual_seed(secrets.randbits(62))
-                add(self.generated(lambda: op.inputs(self.small)))
+                defaults.append(self.generated(lambda: op.inputs(self.small)))
+                add(defaults[-1])
             torch.manual_seed(secrets.randbits(62))
             variants = self.generated(lambda: op.variants(self.small))
             if not variants:
@@ -680,6 +684,16 @@ class CandidateEvaluator:
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
             prepared.reweighted = reweights is not None
             prepared.work = work
+            if op.spec.training:  # trial 0 with the state sent; the next after the parameters changed in place
+                prepared.gradients = [self.reference_gradients(model, defaults[0], 0)]
+                if gradients.TRIALS > 1:
+                    trial = min(1, len(defaults) - 1)
+                    if reweights is None:
+                        prepared.gradients.append(self.reference_gradients(model, defaults[trial], trial))
+                    else:
+                        moved = copy.deepcopy(model)
+                        moved.load_state_dict({k: v.to(self.device) for k, v in reweights.items()})
+                        prepared.gradients.append(self.reference_gradients(moved, defaults[trial], trial, True))
             prepared.modes = self.use_modes(model, to_device(first, self.device), refs[0])
             if shared is not None:
                 if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
@@ -924,6 +938,98 @@ class CandidateEvaluator:
         add(inputs, "parameters changed in place", out)
         return {k: v.detach().to("cpu") for k, v in moved.state_dict().items()}
 
+    def reference_gradients(
+        self, model: nn.Module, inputs: list[Any], trial: int, reweighted: bool = False
+    ) -> dict[str, Any]:
+        """One gradient call of a training operator: a fresh seed for the upstream gradients, the reference's
+        gradients of its floating inputs and parameters (None where an output does not depend on one), and per
+        gradient the operator's tolerance scaled to it, with a slack of NOISE_FACTOR times the reference's own
+        distance from the same gradients in fp64 (sums over a batch cancel: the reference is no more right there)
+        and SLACK_ULPS epsilons of its magnitude."""
+        seed = secrets.randbits(62)
+        names, refs = gradients.compute(model, gradients.with_grad(to_device(inputs, self.device)), seed)
+        wide: list[torch.Tensor | None] = [None] * len(refs)
+        try:
+            twin = copy.deepcopy(model).double()
+            doubled = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+            twin_names, wide = gradients.compute(twin, gradients.with_grad(to_device(doubled, self.device)), seed)
+            if twin_names != names:
+                wide = [None] * len(refs)
+        except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
+            wide = [None] * len(refs)
+        tolerances: list[Tolerance | None] = []
+        for ref, w in zip(refs, wide, strict=True):
+            if ref is None:
+                tolerances.append(None)
+                continue
+            ref = ref.detach()
+            slack = SLACK_ULPS * torch.finfo(ref.dtype).eps * ref.abs().nan_to_num(0.0, 0.0, 0.0)
+            if w is not None and w.shape == ref.shape:
+                slack = torch.maximum(slack, NOISE_FACTOR * (w.detach() - ref.double()).abs().nan_to_num(0.0, 0.0, 0.0))
+            tolerance = strengthened(ref, self.tolerance, self.rules.tolerance.probe_scale)
+            tolerances.append(dataclasses.replace(tolerance, slack=slack.to(ref.dtype)))
+        return {
+            "trial": trial,
+            "reweighted": reweighted,  # run with the reweighted call's state (the worker sets it in place first)
+            "seed": seed,
+            "names": names,
+            "refs": [r.detach() if r is not None else None for r in refs],
+            "tolerances": tolerances,
+        }
+
+    def check_gradients(
+        self, message: dict[str, Any], jobdir: Path, prepared: Prepared
+    ) -> tuple[Diagnosis | None, list[dict[str, Any]]]:
+        """The candidate's gradients (the worker's gradient calls, gradients.pt) against the reference's, and the
+        runtime guard's records of those calls' forward and backward halves (judged with the others)."""
+        calls = message.get("gradient_calls")
+        grads = self.worker_outputs(jobdir / "gradients.pt")
+
+        def failed(text: str, rule: str = "gradient", kind: FailureKind = FailureKind.MISMATCH) -> Diagnosis:
+            return Diagnosis(stage=Stage.CORRECTNESS, kind=kind, rule=rule, message=text)
+
+        if not isinstance(calls, list) or len(calls) != len(prepared.gradients) or len(grads) != len(calls):
+            return failed(
+                f"the candidate's process reported no gradients for the {len(prepared.gradients)} "
+                "gradient calls of this training operator",
+                kind=FailureKind.CRASH,
+            ), []
+        records: list[dict[str, Any]] = []
+        for expected, call, got in zip(prepared.gradients, calls, grads, strict=True):
+            trial = expected["trial"]
+            if not isinstance(call, dict) or call.get("trial") != trial or not isinstance(call.get("records"), list):
+                return failed("the gradient calls reported are not the ones asked for", kind=FailureKind.CRASH), []
+            records += [dict(r, trial=None) for r in call["records"] if isinstance(r, dict)]  # no forward's work
+            names = call.get("names")
+            if names != expected["names"]:
+                lacking = [n for n in expected["names"] if n not in (names or [])]
+                return failed(
+                    f"trial {trial}: gradients are asked for {', '.join(expected['names'])}; the candidate gives none "
+                    f"for {', '.join(lacking) or 'the same list'} (a parameter held as a buffer, or not requiring "
+                    "grad, is never trained)",
+                    rule="gradient_missing",
+                ), records
+            missing = set(call.get("missing") or [])
+            for k, name in enumerate(names):
+                ref, tolerance = expected["refs"][k], expected["tolerances"][k]
+                what = f"gradient of {name} (trial {trial}, random upstream gradient)"
+                if name in missing:
+                    if ref is None or not bool(ref.any()):
+                        continue
+                    return failed(
+                        f"{what}: none, where the reference's is not zero (detached from autograd: gradients stop "
+                        "there in training)",
+                        rule="gradient_missing",
+                    ), records
+                grad = got[k].to(self.device)
+                if ref is None:  # the reference's output does not depend on it: zeros are as good as none
+                    ref, tolerance = torch.zeros_like(grad), self.tolerance
+                diag = compare(grad, ref, tolerance, kind=FailureKind.MISMATCH, what=what)
+                if diag is not None:
+                    rule = "gradient" if diag.kind is FailureKind.MISMATCH else diag.rule
+                    return diag.model_copy(update={"rule": rule}), records
+        return None, records
+
     def use_modes(self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]) -> dict[str, bool]:
         """How the worker may call the candidate besides eval mode without grad, as modules are used: in train
         mode ("train", where the reference's outputs do not change with the mode: no dropout, no batch
@@ -1153,6 +1259,13 @@ class CandidateEvaluator:
                     "inputs": prepared.described,  # shapes, strides and dtypes only (the compile ahead's)
                     "reweighted": prepared.reweighted,
                     "modes": prepared.modes,
+                    "gradients": {
+                        "trials": [g["trial"] for g in prepared.gradients],
+                        "seeds": [g["seed"] for g in prepared.gradients],
+                        "reweighted": [g["reweighted"] for g in prepared.gradients],
+                    }
+                    if prepared.gradients
+                    else None,
                     "timing": {
                         "trials": self.config.timing_trials,
                         "warmup": self.config.timing_warmup,
@@ -1379,8 +1492,17 @@ class CandidateEvaluator:
                 checks.append("trivial-answer probes")
         library: set[str] = set()
         launches = sum(c["launches"] for c in calls)
+        gradient_records: list[dict[str, Any]] = []
+        if not failures and prepared.gradients:
+            diag, gradient_records = self.check_gradients(message, jobdir, prepared)
+            if diag is not None:
+                failures.append(diag)
+            else:
+                checks.append(
+                    f"gradients of inputs and parameters ({len(prepared.gradients)} random upstream gradients)"
+                )
         if not failures:
-            guard = self.runtime_guard(calls, library, prepared.work)
+            guard = self.runtime_guard(calls + gradient_records, library, prepared.work)
             if guard is not None:
                 failures.append(guard)
             else:
@@ -1549,13 +1671,13 @@ class CandidateEvaluator:
         self, calls: list[dict[str, Any]], library: set[str], work: list[dict[str, int]] | None = None
     ) -> Diagnosis | None:
         for call in calls:
-            what = f"{call['label']} call {call['trial']}"
+            what = f"{call['label']} call {call['trial']}" if call.get("trial") is not None else call["label"]
             if call["launches"] == 0:
                 return Diagnosis(
                     stage=Stage.RUNTIME_GUARD,
                     kind=FailureKind.RUNTIME_GUARD,
                     rule="no_triton_launch",
-                    message=f"{what}: forward launched no Triton kernel",
+                    message=f"{what}: launched no Triton kernel",
                 )
             outside = {op: n for op, n in call["ops"].items() if rule_name(op) not in self.allowed_ops}
             if outside:
@@ -1933,7 +2055,7 @@ class CandidateEvaluator:
 # What a job directory holds once its worker ran: the evaluator's files, the worker's outputs, the candidate's
 # temporary files and Triton cache (landlock.confine), the trials file while it is written (jobfiles.write_trials).
 JOB_ENTRIES = frozenset(
-    {"candidate.py", "job.json", "job.pt", jobfiles.TRIALS, "outputs.pt", "outputs_after_timing.pt"}
+    {"candidate.py", "job.json", "job.pt", jobfiles.TRIALS, "outputs.pt", "outputs_after_timing.pt", "gradients.pt"}
     | {"tmp", "triton-cache"}
 )
 

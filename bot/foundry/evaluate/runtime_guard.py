@@ -331,6 +331,9 @@ def all_threads() -> Any:
         return None
 
 
+AUTOGRAD_NODE = "autograd::engine::evaluate_function: "
+
+
 def unlogged_ops(events: list[Any], logged: set[str]) -> collections.Counter[str]:
     """Top-level ops in the witness's events that no op of the log accounts for: an op is accounted for when it
     or an op it called is in the log (torch.softmax is logged as the aten::_softmax it calls). Ranges of user
@@ -346,7 +349,9 @@ def unlogged_ops(events: list[Any], logged: set[str]) -> collections.Counter[str
         return any(accounted(child) for child in event.cpu_children)
 
     def visit(event: Any, exempt: bool) -> None:
-        if annotation(event) or "::" not in event.name:  # a range, or the profiler's PythonDispatchMode
+        # a range, the profiler's PythonDispatchMode, or the autograd engine running a node in backward (its ops
+        # are its children)
+        if annotation(event) or "::" not in event.name or event.name.startswith(AUTOGRAD_NODE):
             for child in event.cpu_children:
                 visit(child, exempt or event.name == EXEMPT_RANGE)
         elif exempt and event.name.removeprefix("aten::") in INTERPRETER_COPY_OPS:

@@ -359,6 +359,24 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     if restore:  # the state the evaluator sent, again, for the timing run and the calls after it
         set_state(model, restore, torch)
     mark("other calls")
+    gradient_calls: list[dict[str, Any]] = []
+    if job.get("gradients"):  # a training operator: forward and backward, each half under the op log
+        gradient_calls = gradient_check(
+            job["gradients"],
+            model,
+            lambda t: data_trial(data, t, device, torch),  # as sent (the rewrite call wrote into one of trials)
+            reweights,
+            recorder,
+            poison,
+            baseline_threads,
+            candidate_path,
+            torch,
+        )
+        if isinstance(gradient_calls, dict):  # the candidate raised in forward or backward
+            channel.send({"phase": "correctness", "stage": "run", "error": gradient_calls})
+            return
+        jobfiles.save([call.pop("grads") for call in gradient_calls], jobdir / "gradients.pt")
+        mark("gradients")
     spec_t = job["timing"]
     sources: list[list[Any]] = []
     rotated: list[list[Any]] = []
@@ -377,6 +395,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             "error": None,
             "stages": stages,
             "calls": calls,
+            "gradient_calls": gradient_calls,
             "kernels": kernel_facts(recorder),
             "launch_signatures": {name: [list(a), k] for name, (a, k) in recorder.signatures.items()},
             "peak_bytes": torch.cuda.max_memory_allocated() if device == "cuda" else None,
@@ -436,6 +455,78 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         channel.send({"phase": "after", "error": classify(exc, candidate_path)})
         return
     channel.send({"phase": "after", "error": None, "delivered": delivered})
+
+
+def gradient_check(
+    spec: dict[str, Any],
+    model: Any,
+    inputs_of: Any,
+    reweights: dict[str, Any] | None,
+    recorder: Any,
+    poison: Any,
+    baseline: Any,
+    candidate_path: str,
+    torch: Any,
+) -> list[dict[str, Any]] | dict[str, Any]:
+    """The gradient calls of a training operator (evaluate/gradients.py): per (trial, seed) of `spec`, the
+    candidate's gradients of its floating inputs (fresh copies that require grad) and parameters, the forward
+    and the backward each recorded as a call is (launches, ops, violations, threads, poisoning) under the labels
+    "gradient forward" and "backward". Each entry's "grads" are CPU copies (an empty tensor where the gradient
+    is None, listed in "missing"). A dict instead: the classified error of a forward or backward that raised."""
+    import contextlib
+
+    from foundry.evaluate import gradients
+    from foundry.evaluate.runtime_guard import OpLog, live_threads
+
+    out: list[dict[str, Any]] = []
+    moved = spec.get("reweighted") or [False] * len(spec["trials"])
+    for trial, seed, reweighted in zip(spec["trials"], spec["seeds"], moved, strict=True):
+        records: list[dict[str, Any]] = []
+
+        @contextlib.contextmanager
+        def watched(label: str, trial: int = trial, records: list[dict[str, Any]] = records) -> Any:
+            log = OpLog(recorder)
+            before, violations, foreign = recorder.total, len(recorder.violations), len(recorder.foreign)
+            poison.finite = False
+            with log, poison:
+                yield
+                poisoned = poisoning(poison)
+            records.append(
+                {
+                    "label": label,
+                    "trial": trial,
+                    "launches": recorder.total - before,
+                    "ops": dict(log.ops),
+                    "work": dict(log.work),
+                    "threads": len(live_threads() - baseline),
+                    "poisoned": poisoned,
+                    "violations": recorder.violations[violations:],
+                    "foreign_streams": recorder.foreign[foreign:],
+                }
+            )
+
+        inputs = gradients.with_grad(inputs_of(trial))
+        restore = set_state(model, reweights, torch) if reweighted and reweights else {}  # as an optimizer step
+        try:
+            names, grads = gradients.compute(
+                model, inputs, int(seed), lambda: watched("gradient forward"), lambda: watched("backward")
+            )
+        except BaseException as exc:  # noqa: B036 - whatever the candidate raises is the verdict's
+            error = classify(exc, candidate_path)
+            error["message"] = f"gradient check (forward and backward on trial {trial}): {error['message']}"
+            return error
+        if restore:
+            set_state(model, restore, torch)
+        out.append(
+            {
+                "trial": trial,
+                "names": names,
+                "missing": [n for n, g in zip(names, grads, strict=True) if g is None],
+                "records": records,
+                "grads": [g.detach().to("cpu", copy=True) if g is not None else torch.empty(0) for g in grads],
+            }
+        )
+    return out
 
 
 def compile_ahead(

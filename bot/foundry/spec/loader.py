@@ -6,6 +6,8 @@ Optional declarations an operator file may make (all module level):
                                                    specialization
   FOUNDRY_PRECISION = "fp32" | "tf32" | "fp16" | "bf16"   tolerance class (rules/tolerance.yaml)
   FOUNDRY_HYBRID_OPS = ["convolution", …]   aten ops allowed outside Triton in the hybrid policy
+  FOUNDRY_TRAINING = True   the operator is used in training: a candidate must also give the gradients of its
+                            floating inputs and parameters (checked against the reference's autograd)
 """
 
 from __future__ import annotations
@@ -149,7 +151,9 @@ class LoadedOperator:
             raise SpecError(f"{self.path}: {self.spec.class_name}(*get_init_inputs()) raised {last}") from exc
 
 
-def load_operator(ref: str, *, precision: str | None = None, hybrid_ops: tuple[str, ...] = ()) -> LoadedOperator:
+def load_operator(
+    ref: str, *, precision: str | None = None, hybrid_ops: tuple[str, ...] = (), training: bool | None = None
+) -> LoadedOperator:
     path, class_name = parse_operator_ref(ref)
     if not path.is_file():
         raise SpecError(f"{path}: no such operator file")
@@ -166,6 +170,10 @@ def load_operator(ref: str, *, precision: str | None = None, hybrid_ops: tuple[s
     if precision not in PRECISIONS:
         raise SpecError(f"{path}: precision {precision!r} is not one of {', '.join(PRECISIONS)}")
     hybrid = tuple(getattr(module, "FOUNDRY_HYBRID_OPS", ())) + tuple(hybrid_ops)
+    declared_training = getattr(module, "FOUNDRY_TRAINING", False)
+    if not isinstance(declared_training, bool):
+        raise SpecError(f"{path}: FOUNDRY_TRAINING must be True or False, got {declared_training!r}")
+    training = declared_training if training is None else training
     source = path.read_text()
     stem = path.stem if class_name == "Model" else f"{path.stem}-{class_name}"
     loaded = LoadedOperator(
@@ -175,6 +183,7 @@ def load_operator(ref: str, *, precision: str | None = None, hybrid_ops: tuple[s
             name=slugify(stem),
             precision=precision,
             hybrid_ops=hybrid,
+            training=training,
             source_hash=hashlib.sha256(source.encode()).hexdigest()[:16],
         ),
         module=module,

@@ -65,6 +65,13 @@ tolerance; inputs must not be modified.
 Reply with one ```python block holding the complete module (imports, kernels, ModelNew) and nothing \
 after it except, optionally, a short note on what you changed."""
 
+TRAINING_PROMPT = """\
+This operator is used in training: the gradients of its floating inputs and of every parameter are checked \
+against autograd's, with random upstream gradients, also after the parameters change in place. Compute it in a \
+torch.autograd.Function whose forward and backward both launch @triton.jit kernels (the same rule on torch ops \
+holds in backward), apply it to the parameters themselves (not detached), and return a gradient for every \
+argument of apply that requires one."""
+
 ROLE_PROMPT = "Your role in this search:\n{role}"
 
 OPERATOR_PROMPT = "The operator to replace ({ref}, dtype {dtype}):\n```python\n{source}\n```"
@@ -227,6 +234,8 @@ def build_messages(request: ProposalRequest, role_prompt: str) -> list[dict[str,
     spec = request.spec
     hybrid = f" and these library ops: {', '.join(spec.hybrid_ops)}" if spec.hybrid_ops else ""
     system = SYSTEM_PROMPT.format(hybrid=hybrid, precision=spec.precision)
+    if spec.training:
+        system += "\n\n" + TRAINING_PROMPT
     if role_prompt:
         system += "\n\n" + ROLE_PROMPT.format(role=role_prompt.strip())
     ref = f"{PurePath(spec.path).name}::{spec.class_name}"  # no local directories leave the machine

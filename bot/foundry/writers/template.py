@@ -169,6 +169,13 @@ class TemplateWriter:
 
     def analysis(self, spec: OperatorSpec) -> Analysis:
         key = (spec.ref, spec.source_hash)
+        if key not in self.analyses and spec.training:
+            self.analyses[key] = UnsupportedOperator(
+                spec,
+                "backward",
+                "the operator is checked for training (FOUNDRY_TRAINING) and the template writer generates forward "
+                "kernels only; the LLM writer is asked for a torch.autograd.Function with a Triton backward",
+            )
         if key not in self.analyses:
             try:
                 self.analyses[key] = replace(analyze(self.loader(spec.ref)), precision=spec.precision)

@@ -1,0 +1,132 @@
+"""Training operators (FOUNDRY_TRAINING): the declaration, the upstream gradients both sides draw, what the
+writers do with it, and the gradient check's place in a verdict. The backward cheats themselves are in the
+adversarial suite (tests/cheats/candidates/train_*.py, operator affine_train)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from foundry.core.protocols import ProposalRequest
+from foundry.core.records import Candidate, FailureKind
+from foundry.evaluate import gradients
+from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
+from foundry.spec.loader import SpecError, load_operator
+from foundry.writers.llm import TRAINING_PROMPT, build_messages
+from foundry.writers.template import TemplateWriter
+
+ROOT = Path(__file__).resolve().parents[2]
+CHEATS = ROOT / "tests" / "cheats"
+AFFINE = CHEATS / "operators" / "affine_train.py"
+
+
+def test_the_declaration_is_read_and_can_be_overridden(tmp_path: Path):
+    assert load_operator(str(AFFINE)).spec.training is True
+    assert load_operator(str(AFFINE), training=False).spec.training is False
+    assert load_operator(str(CHEATS / "operators" / "softmax_rows.py")).spec.training is False
+    bad = tmp_path / "bad.py"
+    bad.write_text(AFFINE.read_text().replace("FOUNDRY_TRAINING = True", 'FOUNDRY_TRAINING = "yes"'))
+    with pytest.raises(SpecError, match="FOUNDRY_TRAINING must be True or False"):
+        load_operator(str(bad))
+
+
+def test_upstream_gradients_follow_the_seed_only():
+    outs = [torch.empty(3, 5), torch.empty(7, dtype=torch.float64)]
+    first, again, other = gradients.upstream(outs, 11), gradients.upstream(outs, 11), gradients.upstream(outs, 12)
+    assert [g.shape for g in first] == [o.shape for o in outs] and [g.dtype for g in first] == [o.dtype for o in outs]
+    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
+    assert not torch.equal(first[0], other[0])
+
+
+def test_gradients_are_asked_for_by_input_and_parameter_name():
+    model = torch.nn.Linear(4, 3)
+    names, grads = gradients.compute(model, gradients.with_grad([torch.randn(2, 4)]), seed=5)
+    assert names == ["input 0", "weight", "bias"]
+    assert [tuple(g.shape) for g in grads] == [(2, 4), (3, 4), (3,)]
+    unused = torch.nn.Module()
+    unused.scale = torch.nn.Parameter(torch.ones(1))
+    unused.forward = lambda x: x * 2  # type: ignore[method-assign]
+    names, grads = gradients.compute(unused, gradients.with_grad([torch.randn(3)]), seed=5)
+    assert names == ["input 0", "scale"] and grads[1] is None
+
+
+def test_a_forward_outside_autograd_is_named_as_such():
+    class Detached(torch.nn.Module):
+        def forward(self, x):
+            return x.detach() * 2
+
+    with pytest.raises(RuntimeError, match="not connected to autograd"):
+        gradients.compute(Detached(), gradients.with_grad([torch.randn(3)]), seed=1)
+
+
+def test_the_template_writer_declines_training_operators_by_name():
+    spec = load_operator(str(AFFINE)).spec
+    diagnosis = TemplateWriter().check(spec)
+    assert diagnosis is not None and diagnosis.kind is FailureKind.UNSUPPORTED
+    assert diagnosis.message.startswith("backward:") and "FOUNDRY_TRAINING" in diagnosis.message
+    assert TemplateWriter().check(load_operator(str(AFFINE), training=False).spec) is None
+
+
+def test_the_llm_writer_asks_for_a_triton_backward_only_for_training_operators():
+    def system(training: bool) -> str:
+        loaded = load_operator(str(AFFINE), training=training)
+        request = ProposalRequest(
+            spec=loaded.spec, operator_source=loaded.source, expert="fusion", island=0, generation=0
+        )
+        return build_messages(request, "")[0]["content"]
+
+    assert TRAINING_PROMPT in system(True)
+    assert TRAINING_PROMPT not in system(False)
+
+
+@pytest.fixture(scope="module")
+def affine_evaluator():
+    evaluator = CandidateEvaluator(load_operator(str(AFFINE)), config=EvaluatorConfig())
+    yield evaluator
+    evaluator.close()
+
+
+def test_an_honest_training_kernel_is_verified_with_its_gradients_checked(affine_evaluator):
+    source = (CHEATS / "candidates" / "train_ok_affine.py").read_text()
+    verdict = affine_evaluator.evaluate(Candidate(id="train-ok", source=source))
+    assert verdict.verified, verdict.failure and verdict.failure.headline()
+    assert any(c.startswith("gradients of inputs and parameters") for c in verdict.checks_passed)
+
+
+def test_the_same_kernel_without_the_declaration_is_not_asked_for_gradients():
+    evaluator = CandidateEvaluator(load_operator(str(AFFINE), training=False), config=EvaluatorConfig())
+    try:
+        source = (CHEATS / "candidates" / "train_zero_param_grads.py").read_text()
+        verdict = evaluator.evaluate(Candidate(id="forward-only-use", source=source))
+    finally:
+        evaluator.close()
+    assert verdict.verified, verdict.failure and verdict.failure.headline()  # its forward is right
+    assert not any(c.startswith("gradients") for c in verdict.checks_passed)
+
+
+def test_a_backward_right_only_before_the_parameters_move_is_rejected():
+    """The second gradient call runs after the parameters changed in place: a backward that kept the weight it
+    saw first (in a module-level list, which the static guard would refuse: off here) gives the input's gradient
+    with the old weight."""
+    source = (CHEATS / "candidates" / "train_ok_affine.py").read_text()
+    stale = source.replace(
+        "        _affine_bwd_x[(rows,)](dy2, weight, dx, n, BLOCK=triton.next_power_of_2(n))",
+        "        if not FIRST:\n"
+        "            FIRST.append(weight.detach().clone())\n"
+        "        _affine_bwd_x[(rows,)](dy2, FIRST[0], dx, n, BLOCK=triton.next_power_of_2(n))",
+    ).replace("class AffineFunction", "FIRST = []\n\n\nclass AffineFunction")
+    assert stale.count("FIRST") == 4
+    evaluator = CandidateEvaluator(load_operator(str(AFFINE)), config=EvaluatorConfig(static_guard=False))
+    try:
+        verdict = evaluator.evaluate(Candidate(id="stale-backward", source=stale))
+    finally:
+        evaluator.close()
+    assert not verdict.verified
+    assert verdict.failure is not None and verdict.failure.rule == "gradient", verdict.failure.headline()
+    assert "trial 1" in verdict.failure.message
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
