@@ -27,6 +27,7 @@ WORKER_SIDE = (
     "exchange.py",
     "jobfiles.py",
     "landlock.py",
+    "gradients.py",
 )
 WORKER_ALLOWED = (
     "foundry.evaluate.runtime_guard",
@@ -35,6 +36,7 @@ WORKER_ALLOWED = (
     "foundry.evaluate.landlock",
     "foundry.evaluate.timing",
     "foundry.evaluate.static_compile",
+    "foundry.evaluate.gradients",
     "foundry.evaluate",
 )
 

@@ -73,6 +73,7 @@ OFFSET_FAR = 100.0
 # Transformed trials are judged with a per-element rounding slack: SLACK_ULPS units of the output dtype's epsilon
 # times the reference's output on the inputs' absolute values (a sum's rounding scales with the sum of its terms'
 # magnitudes, not with the result: cancellation).
+IGNORED_LABEL = -100  # the default ignore_index of torch's classification losses
 SLACK_ULPS = 32.0
 # ... and at least NOISE_FACTOR times the reference's own distance from fp64 (reference_noise).
 NOISE_FACTOR = 4.0
@@ -837,6 +838,26 @@ class CandidateEvaluator:
             [(f"inputs offset by {OFFSET_FAR:g}x their spread", lambda: each(far))],
             [("NaN and +inf entries", lambda: first_only(nonfinite))],
         ]
+        labels = [
+            isinstance(x, torch.Tensor) and x.dtype in (torch.int64, torch.int32) and x.numel() > 1 for x in inputs
+        ]
+
+        def ignored(x: torch.Tensor) -> torch.Tensor:  # a quarter of the labels at -100, the ignore_index of
+            y = x.clone()  # torch's losses (padding): where the reference refuses a negative index, no trial
+            mask = torch.rand(y.shape, device=y.device) < 0.25
+            mask.view(-1)[0] = True
+            y[mask] = IGNORED_LABEL
+            return y
+
+        if any(labels):
+            groups.append(
+                [
+                    (
+                        "labels at -100 (ignored)",
+                        lambda: [ignored(x) if f else x for x, f in zip(inputs, labels, strict=True)],
+                    )
+                ]
+            )
         found: list[tuple[str, list[Any], Any]] = []
         for group in groups:
             for note, make in group:
@@ -1166,6 +1187,22 @@ class CandidateEvaluator:
         widest = self.widest(model, inputs, variants or [])
         if widest is not None:
             found.append(widest)
+            masked = self.masked(model, widest)
+            if masked is not None:
+                found.append(masked)
+        aligned = self.widest(model, inputs, variants or [], aligned=True)
+        if aligned is not None:
+            found.append(aligned)
+
+        def permuted(x: Any) -> Any:  # the same values with leading dimensions that do not collapse into one stride
+            if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 3 and x.numel() > 0):
+                return x
+            return x.transpose(0, 1).contiguous().transpose(0, 1)
+
+        for shaped in [inputs, *(variants or [])]:
+            leading = [permuted(x) for x in shaped]
+            if any(y is not x for y, x in zip(leading, shaped, strict=True)):
+                found.append(leading)
 
         def accepted(variant: list[Any]) -> bool:
             try:
@@ -1177,12 +1214,16 @@ class CandidateEvaluator:
 
         return [variant for variant in found if accepted(variant)]
 
-    def widest(self, model: nn.Module, inputs: list[Any], variants: list[list[Any]]) -> list[Any] | None:
+    def widest(
+        self, model: nn.Module, inputs: list[Any], variants: list[list[Any]], aligned: bool = False
+    ) -> list[Any] | None:
         """For an operator without parameters whose floating inputs share their last dimension: that dimension
         wider than every declared shape and variant (at least WIDE_MIN, 4x the widest, plus a secret odd amount),
         with as many leading rows as keep the inputs under the edge element cap, the values drawn from the
         inputs' own: a kernel with one block per row capped at some width (no loop over the rest) is wrong here.
-        None where the operator has state, other inputs, or the cap leaves no row."""
+        `aligned`: instead, the next power of two above every declared width (at least 64): where a block divides
+        the row (a fast path without masks) no declared or odd width goes. None where the operator has state,
+        other inputs, or the cap leaves no row."""
         if any(True for _ in model.parameters()) or any(True for _ in model.buffers()):
             return None
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
@@ -1192,7 +1233,10 @@ class CandidateEvaluator:
         if any(t.shape[-1] != width for t in tensors):
             return None
         declared = [width] + [x.shape[-1] for v in variants for x in v if isinstance(x, torch.Tensor) and x.dim() >= 1]
-        wide = (max(WIDE_MIN, 4 * max(declared)) + secrets.randbelow(1024)) | 1
+        if aligned:
+            wide = max(64, 1 << max(declared).bit_length())
+        else:
+            wide = (max(WIDE_MIN, 4 * max(declared)) + secrets.randbelow(1024)) | 1
         cap = EDGE_ELEMENTS if self.small else 64 * EDGE_ELEMENTS
         per_row = sum(math.prod(t.shape[1:-1]) * wide if t.dim() >= 2 else wide for t in tensors)
         rows = min(tensors[0].shape[0] if tensors[0].dim() >= 2 else 1, cap // max(per_row, 1))
@@ -1208,6 +1252,29 @@ class CandidateEvaluator:
             return flat[pick].reshape(shape).clone()
 
         return [widened(x) for x in inputs]
+
+    def masked(self, model: nn.Module, wide: list[Any]) -> list[Any] | None:
+        """The wide rows (widest) as masked attention scores are: the first floating input's leading part of
+        every row at -1e9 (a padding mask added to logits) and one entry near the row's end far above the rest
+        (a confident logit): a tiled kernel that takes its running statistics from the first tile alone overflows
+        or divides by zero here. None where the reference's outputs on them are unusable (not finite, or one
+        value everywhere)."""
+        k = next((i for i, x in enumerate(wide) if isinstance(x, torch.Tensor) and x.is_floating_point()), None)
+        if k is None or wide[k].dim() < 1 or wide[k].shape[-1] < 8:
+            return None
+        x = wide[k].clone()
+        width = x.shape[-1]
+        x[..., : width // 2] = -1e9
+        spread = float(x[..., width // 2 :].detach().abs().double().max())
+        x[..., width - 1 - secrets.randbelow(width // 8)] = spread + 120.0
+        candidate = [x if i == k else y for i, y in enumerate(wide)]
+        try:
+            out = self.run_reference(model, to_device(candidate, self.device))
+        except Exception:  # the reference refuses them
+            return None
+        if unusable([t for t in as_outputs(out) if isinstance(t, torch.Tensor)]) is not None:
+            return None
+        return candidate
 
     def run_isolated(
         self, candidate: Candidate, warnings: list[Diagnosis], started: float, alone: bool = False

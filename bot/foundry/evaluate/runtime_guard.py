@@ -288,7 +288,7 @@ class Witness:
         except Exception as exc:  # a profiler already running is a candidate's (the harness runs none)
             self.profile, self.failed = None, f"{type(exc).__name__}: {exc}"[:200]
 
-    def stop(self, logged: set[str], launched: collections.Counter[str]) -> list[str]:
+    def stop(self, logged: collections.Counter[str], launched: collections.Counter[str]) -> list[str]:
         """Violations: ops the witness saw that the op log did not (logged: the log's ops as aten::name), and
         launches counted that no kernel run backs."""
         if self.profile is None:
@@ -332,33 +332,35 @@ def all_threads() -> Any:
 
 
 AUTOGRAD_NODE = "autograd::engine::evaluate_function: "
+PLAIN_DISPATCH = torch.Tensor.__torch_dispatch__  # torch's disabled default (nn.Parameter's too)
 
 
-def unlogged_ops(events: list[Any], logged: set[str]) -> collections.Counter[str]:
-    """Top-level ops in the witness's events that no op of the log accounts for: an op is accounted for when it
-    or an op it called is in the log (torch.softmax is logged as the aten::_softmax it calls). Ranges of user
-    annotations are transparent, except the interpreter's copies, whose copy ops are exempt."""
+def unlogged_ops(events: list[Any], logged: collections.Counter[str]) -> collections.Counter[str]:
+    """Ops in the witness's events that the op log did not see, by count: walking each call's tree in order, an
+    op event takes one of the log's calls of that name (its children are its own implementation, which the log
+    never sees), a composite op the log sees through (torch.softmax is logged as the aten::_softmax it calls) is
+    looked into, and any other op is unaccounted. Ranges of user annotations and the autograd engine's nodes
+    are transparent, except the interpreter's copies, whose copy ops are exempt. By count, not by name: one
+    logged call must not account for the same op hidden anywhere else (in another thread, or under a composite
+    op run while the log was off)."""
+    remaining = collections.Counter(logged)
     missing: collections.Counter[str] = collections.Counter()
 
     def annotation(event: Any) -> bool:  # a record_function range (the attribute is missing on older torch)
         return bool(getattr(event, "is_user_annotation", False))
 
-    def accounted(event: Any) -> bool:
-        if not annotation(event) and event.name in logged:
-            return True
-        return any(accounted(child) for child in event.cpu_children)
-
     def visit(event: Any, exempt: bool) -> None:
-        # a range, the profiler's PythonDispatchMode, or the autograd engine running a node in backward (its ops
-        # are its children)
         if annotation(event) or "::" not in event.name or event.name.startswith(AUTOGRAD_NODE):
-            for child in event.cpu_children:
+            for child in event.cpu_children:  # a range, the profiler's PythonDispatchMode, a backward node
                 visit(child, exempt or event.name == EXEMPT_RANGE)
         elif exempt and event.name.removeprefix("aten::") in INTERPRETER_COPY_OPS:
             return
-        elif not event.cpu_children and composite_only(event.name):
-            return  # a composite op that called nothing returned its input as it was (x.to(x.device)): no work
-        elif not accounted(event):
+        elif remaining[event.name] > 0:
+            remaining[event.name] -= 1
+        elif composite_only(event.name):
+            for child in event.cpu_children:  # none: it returned its input as it was (x.to(x.device))
+                visit(child, exempt)
+        else:
             missing[event.name] += 1
 
     for event in events:
@@ -420,7 +422,10 @@ class OpLog(TorchDispatchMode):
         problems: list[str] = []
         if self.witness is not None:  # first: nothing the checks below run is the call's
             launched = self.recorder.launches - self.launches_before
-            problems += self.witness.stop({qualified_op(n).partition(".")[0] for n in self.ops}, launched)
+            logged: collections.Counter[str] = collections.Counter()
+            for name, n in self.ops.items():
+                logged[qualified_op(name).partition(".")[0]] += n
+            problems += self.witness.stop(logged, launched)
         stack = _get_current_dispatch_mode_stack()
         if not stack or stack[-1] is not self:
             problems.append(f"{VIOLATION_TAMPER}the op log is no longer the active dispatch mode")
@@ -437,6 +442,14 @@ class OpLog(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        # A tensor subclass with a __torch_dispatch__ of its own runs Python inside the op (with this mode off
+        # the stack, so unlogged): any compute there is hidden behind one logged op such as copy_
+        foreign = sorted({t.__name__ for t in types if getattr(t, "__torch_dispatch__", None) is not PLAIN_DISPATCH})
+        if foreign:
+            self.recorder.violations.append(
+                f"{VIOLATION_REGISTERED}a tensor subclass with its own __torch_dispatch__ ({', '.join(foreign)}) "
+                f"among the arguments of {op_identity(func)}"
+            )
         out = func(*args, **kwargs)
         identity = op_identity(func)
         short = identity.rsplit(".", 1)[0]  # aten.add: the stream message's form

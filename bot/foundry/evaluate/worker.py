@@ -349,6 +349,9 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             inputs = [
                 x.requires_grad_(True) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs
             ]
+            if label == "fresh":  # as a layer gets them in training: outputs of earlier ops, not leaves
+                with torch.enable_grad():
+                    inputs = [x * 1 if isinstance(x, torch.Tensor) and x.requires_grad else x for x in inputs]
         model.train(in_use and bool(modes.get("train")))
         called = guarded_call(label, trial, inputs, buffers, grad_enabled(c))
         model.eval()

@@ -4,12 +4,6 @@
 #        the widths models use) gets a softmax of x * ln 2 instead of x. The masked path is honest.
 # operator: softmax_rows
 # expect: mismatch rule=tolerance
-# uncaught: no width the checker uses is a power of two (none is even a multiple of 16): the declared ones (37
-#           and 50 on the CPU, 1000 and 777 on a GPU), the padded edge variant (the declared width), and the wide
-#           edge variant, which is odd by construction (evaluator.widest: `| 1`); the auto variants (n - 1,
-#           2n + 1) are not used where variants are declared, and are odd or one off anyway. A kernel specialised
-#           on alignment (EVEN_N, n % BLOCK == 0) therefore never runs its aligned branch under the checker; one
-#           edge variant whose last dimension is a power of two (or a multiple of 128) would run it
 import torch
 import triton
 import triton.language as tl

@@ -6,14 +6,7 @@
 #        every row padded past one tile; an LM head row whose one confident logit (+120) sits past column 1024
 #        gives inf. Rows of i.i.d. values, at any scale, have tiles with alike maxima and pass.
 # operator: softmax_rows
-# expect: mismatch rule=tolerance|coverage
-# uncaught: every row the checker builds is i.i.d. along its width: the operator's randn draws, rescaled or
-#           offset as a whole (evaluator.transformed: x1000, x0.001, offsets), with special values scattered at
-#           random (10% -inf entries with column 0 kept finite, a NaN or +inf per row, zeros, ties); and the
-#           transformed trials run at the default width (37 on the CPU, 1000 on a GPU), inside one tile, while
-#           the rows wider than a tile (the wide edge variant, 2048+ columns) hold plain randn values. No row has
-#           a masked prefix (a run of -inf or a large negative constant at the start) or one dominant entry late
-#           in a wide row; a wide trial with the first half masked (-1e9) and a spike near its end would catch it
+# expect: mismatch|incomplete_output rule=tolerance|coverage
 import torch
 import triton
 import triton.language as tl

@@ -5,11 +5,6 @@
 #        -100, which is every target the checker draws.
 # operator: cross_entropy
 # expect: mismatch rule=tolerance
-# uncaught: the trials' integer inputs are only ever the operator's own draws (torch.randint(0, C)): the
-#           transformed trials (evaluator.transformed) change floating inputs only, and the edge and shape
-#           variants resample rows of the same draws, so no target is ever -100 (or any value outside [0, C))
-#           where the reference defines the result; an integer input is never moved into the part of its domain
-#           the reference treats specially (ignore_index, padding_idx, masked labels)
 import torch
 import triton
 import triton.language as tl

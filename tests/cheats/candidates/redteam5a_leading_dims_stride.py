@@ -6,12 +6,6 @@
 #        slice along the batch: the kernel then normalizes rows from the wrong places of the buffer.
 # operator: rms_norm
 # expect: mismatch|state_dependent rule=tolerance|state:moved|state:fresh
-# uncaught: the checker's non-contiguous layouts are made at the default shape, which is 2-D here (6 x 48): the
-#           transposed buffer (evaluator.strided) and the padded rows (edge_variants' padded); the 3-D shape
-#           variant (2 x 3 x 48) is only ever sent contiguous (layout_copy keeps the layout it was given), so no
-#           input has leading dimensions whose strides do not collapse (x.stride(0) != x.shape[1] *
-#           x.stride(1)); a strided() form of the declared variants, or a permuted leading pair on a 3-D input,
-#           would catch it
 import torch
 import triton
 import triton.language as tl

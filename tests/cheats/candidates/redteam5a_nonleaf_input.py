@@ -4,11 +4,7 @@
 #        the moved and fresh calls the same tensors after requires_grad_(True) (worker.run), which keeps them
 #        leaves; no call passes an input that is the output of another op.
 # operator: elementwise_chain
-# expect: mismatch|state_dependent
-# uncaught: worker.run makes inputs "as modules are used" with x.requires_grad_(True) on the trial tensors,
-#           which are leaves (grad_fn None); use_modes and the plan never pass a non-leaf input (e.g. x * 1 or
-#           x.clone() of a leaf that requires grad, computed under enable_grad before the call), so a kernel
-#           that branches on x.grad_fn / x.is_leaf is never run on the branch real training takes
+# expect: state_dependent|mismatch rule=state:fresh|tolerance
 import torch
 import triton
 import triton.language as tl

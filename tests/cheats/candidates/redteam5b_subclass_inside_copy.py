@@ -8,13 +8,9 @@
 #        never returned; it is built without dispatch (_make_wrapper_subclass). A copy kernel copies the
 #        finished softmax into the output so the call launches Triton.
 # operator: softmax_rows
-# expect: runtime_guard rule=non_triton_compute|guard_tampered
+# expect: runtime_guard rule=registration|non_triton_compute|guard_tampered
 # config: static_guard=false
 # devices: cpu
-# uncaught: OpLog never looks at __torch_dispatch__'s `types` (a tensor subclass among an op's arguments runs Python
-#        inside that op with the log's mode popped), foreign_argument checks kernel arguments only, and the witness's
-#        accounted() stops at an event whose own name is logged, never looking at its children (here aten::copy_ ->
-#        PythonSubclass -> aten::softmax -> aten::_softmax)
 import torch
 import triton
 import triton.language as tl

@@ -10,9 +10,6 @@
 # expect: runtime_guard rule=guard_tampered
 # config: static_guard=false
 # devices: cpu
-# uncaught: same root as redteam5b_witness_any_child.py: unlogged_ops.accounted() clears a whole unlogged subtree
-#        when any one descendant's name is in the (name-only, count-free) op log, and it does not care which
-#        thread the event ran in
 import threading
 
 import torch

@@ -11,9 +11,6 @@
 # expect: runtime_guard rule=guard_tampered
 # config: static_guard=false
 # devices: cpu
-# uncaught: unlogged_ops.accounted() is `event.name in logged or any(accounted(child))`: one logged name anywhere in
-#        an unlogged op's subtree clears the whole subtree, and `logged` is a set of names, not counts (without the
-#        x.transpose line the same file is refused: "ops ran that the op log did not see: aten::sdpa×1")
 import torch
 import torch.nn.functional as F
 import triton
