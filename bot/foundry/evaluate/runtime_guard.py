@@ -372,13 +372,18 @@ def unlogged_ops(events: list[Any], logged: collections.Counter[str]) -> collect
 @functools.cache
 def composite_only(name: str) -> bool:
     """Whether every overload of the op named `name` (as the profiler names it, aten::to) is
-    CompositeImplicitAutograd: such an op has no kernel of its own and computes only through the ops it calls, so
-    an event of it without children did nothing (x.to(x.device), x.contiguous() of a contiguous x return x
-    itself, and the dispatch mode sees no op, as none ran)."""
+    CompositeImplicitAutograd, out= overloads aside (softmax.int_out has a kernel that calls _softmax.out): such
+    an op has no kernel of its own and computes only through the ops it calls, so an event of it without children
+    did nothing (x.to(x.device), x.contiguous() of a contiguous x return x itself, and the dispatch mode sees no
+    op, as none ran), and one with children is accounted for by them."""
     if not name.startswith("aten::"):  # torch's own ops only: a registered op is the candidate's
         return False
     try:
-        overloads = [n for n in torch._C._dispatch_get_all_op_names() if n == name or n.startswith(name + ".")]
+        overloads = [
+            n
+            for n in torch._C._dispatch_get_all_op_names()
+            if (n == name or n.startswith(name + ".")) and not n.endswith("out")
+        ]
         return bool(overloads) and all(
             torch._C._dispatch_has_kernel_for_dispatch_key(n, "CompositeImplicitAutograd") for n in overloads
         )

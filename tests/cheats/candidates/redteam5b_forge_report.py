@@ -5,7 +5,7 @@
 #        method of the worker's Channel class (sys.modules["__main__"].Channel, the module started with
 #        `python -m foundry.evaluate.worker`) with one that rewrites each call record of the correctness message:
 #        ops {aten.empty.memory_format: 1}, launches 1, no violations, no threads, poisoned. The forward is plain
-#        torch.softmax and launches nothing; the outputs (read from outputs.pt) are right, so nothing the parent
+#        torch.softmax copied out by a Triton kernel; the outputs (read from outputs.pt) are right, so nothing the parent
 #        measures itself disagrees.
 # operator: softmax_rows
 # expect: runtime_guard rule=non_triton_compute|no_triton_launch|guard_tampered
@@ -54,4 +54,7 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        return torch.softmax(x, dim=-1)
+        y = torch.softmax(x, dim=-1).contiguous()  # the work, in torch; the copy kernel below is for show
+        out = torch.empty_like(y)
+        _copy_kernel[(triton.cdiv(y.numel(), 256),)](y, out, y.numel(), BLOCK=256)
+        return out
