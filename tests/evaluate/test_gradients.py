@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from foundry.core.protocols import ProposalRequest
-from foundry.core.records import Candidate, FailureKind
+from foundry.core.records import Candidate
 from foundry.evaluate import gradients
 from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
 from foundry.spec.loader import SpecError, load_operator
@@ -61,12 +61,14 @@ def test_a_forward_outside_autograd_is_named_as_such():
         gradients.compute(Detached(), gradients.with_grad([torch.randn(3)]), seed=1)
 
 
-def test_the_template_writer_declines_training_operators_by_name():
-    spec = load_operator(str(AFFINE)).spec
-    diagnosis = TemplateWriter().check(spec)
-    assert diagnosis is not None and diagnosis.kind is FailureKind.UNSUPPORTED
-    assert diagnosis.message.startswith("backward:") and "FOUNDRY_TRAINING" in diagnosis.message
-    assert TemplateWriter().check(load_operator(str(AFFINE), training=False).spec) is None
+def test_the_template_writer_writes_a_triton_backward_for_training_operators():
+    """The template writer generates training operators (codegen/training.py; tests/codegen/test_training.py
+    verifies them): a torch.autograd.Function whose backward launches Triton kernels; forward-only otherwise."""
+    writer = TemplateWriter()
+    assert writer.check(load_operator(str(AFFINE)).spec) is None
+    source = writer.render(load_operator(str(AFFINE)).spec, {})
+    assert "torch.autograd.Function" in source and "def launch_backward" in source
+    assert "class ForwardOnly" in writer.render(load_operator(str(AFFINE), training=False).spec, {})
 
 
 def test_the_llm_writer_asks_for_a_triton_backward_only_for_training_operators():

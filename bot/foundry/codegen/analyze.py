@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,10 @@ class Merger:
                 for d in range(len(shapes[0])):
                     if [s[d] for s in shapes] == list(values):
                         return f"{name}.shape[{d}]"
+            for name, shapes in self.input_shapes():
+                found = per_element(values, [math.prod(s) for s in shapes])
+                if found is not None:  # a mean's backward: the upstream gradient over the element count
+                    return found.format(numel=f"{name}.numel()")
         raise UnsupportedError("size-dependent constant", f"values {values} match no constructor argument")
 
     def input_shapes(self) -> list[tuple[str, list[tuple[int, ...]]]]:
@@ -204,8 +209,23 @@ class Merger:
         return out
 
 
-def analyze(loaded: Any) -> Analysis:
-    """LoadedOperator → Analysis (raises UnsupportedError)."""
+def per_element(values: list[Any], counts: list[int]) -> str | None:
+    """`{numel}` or `c / {numel}` where each value is the element count, or one constant c over it (2 / N in the
+    backward of a mean squared error); None otherwise."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) or 0 in counts:
+        return None
+    if list(values) == counts:
+        return "{numel}"
+    scaled = [v * n for v, n in zip(values, counts, strict=True)]
+    c = scaled[0]
+    if c != 0 and all(math.isclose(x, c, rel_tol=1e-9) for x in scaled):
+        return f"{round(c, 9)!r} / {{numel}}"
+    return None
+
+
+def analyze(loaded: Any, capturer: Callable[..., Graph] = capture) -> Analysis:
+    """LoadedOperator → Analysis (raises UnsupportedError). `capturer(model, inputs, names) -> Graph` captures one
+    size (capture.capture: the forward; codegen/training.py: one half of a training operator)."""
     spec = loaded.spec
     init_params, init_names, fwd_names = signature(loaded.source, spec.class_name)
     configs: list[tuple[list[Any], list[Any]]] = []
@@ -224,7 +244,7 @@ def analyze(loaded: Any) -> Analysis:
         model = on_meta(lambda init=init: loaded.model_cls(*init))
         if len(inputs) != len(fwd_names):
             raise UnsupportedError("forward", f"takes {len(fwd_names)} arguments, inputs give {len(inputs)}")
-        graphs.append(capture(model, inputs, fwd_names))
+        graphs.append(capturer(model, inputs, fwd_names))
         models.append(model)
     main = graphs[0]
     for other in graphs[1:]:
@@ -384,4 +404,8 @@ def view_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
         return "{src}.reshape({like}.shape)"
     if kind == "channel":
         return "{src}.reshape(-1" + ", 1" * params[0] + ")"
+    if kind == "positions":  # the index along dim d, as a column of the dims after it (training.py's one-hot)
+        d, trailing = params
+        index = f"torch.arange({{src}}.shape[{d}], device={{src}}.device)"
+        return index + (f".reshape(-1{', 1' * trailing})" if trailing else "")
     raise UnsupportedError(f"aten.{kind}", "view not supported")

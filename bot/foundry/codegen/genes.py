@@ -61,6 +61,9 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "conv.library": (False, True),  # hybrid policy only: torch's convolution + the epilogue in Triton
     "pool.BLOCK_SIZE": (128, 256, 512, 1024),
     "pool.num_warps": (2, 4, 8),
+    # training operators: what the forward saves for the backward (codegen/training.py): the inputs and parameters
+    # only (the backward recomputes what it reads), or also the forward's outputs and per-row statistics
+    "train.save": ("inputs", "forward"),
 }
 
 # Starting points: 16-byte accesses per thread for memory-bound kernels, whole rows in registers up
@@ -108,6 +111,7 @@ DEFAULTS: dict[str, Gene] = {
     "conv.library": False,
     "pool.BLOCK_SIZE": 256,
     "pool.num_warps": 4,
+    "train.save": "forward",  # a norm's mean and rstd are a few bytes per row; recomputing them is a pass over x
 }
 HYBRID_ONLY = frozenset({"conv.library"})  # genes a strict-policy candidate never carries
 

@@ -101,7 +101,8 @@ class Renderer:
         k = len(seg.dims)
         return tuple(sorted({math.prod(s[len(s) - k :]) for s in shapes}))
 
-    def render(self) -> str:
+    def emit(self) -> list[Emitted]:
+        """Each segment's kernels and launcher, in launch order (recording the genes they read)."""
         emitted: list[Emitted] = []
         symbolic = self.named_consts()
         for i, seg in enumerate(self.a.segments):
@@ -113,6 +114,10 @@ class Renderer:
             emitted.append(emit_segment(self.graph, seg, genes, self.prefix(i), symbolic))
             self.applied |= {f"{seg.kind}.{g}" for g in genes.read if g not in INTERNAL}
         self.applied |= {k for k in self.genes if k.startswith("plan.")}
+        return emitted
+
+    def render(self) -> str:
+        emitted = self.emit()
         body = host_helpers([e.launcher for e in emitted])
         for i, e in enumerate(emitted):
             body += [self.kernels_with_docs(i, e), with_docstring(e.launcher, self.launcher_doc(i, e))]

@@ -44,6 +44,8 @@ from foundry.codegen.kernels import WHOLE_ROW_N
 from foundry.codegen.plan import PlanOptions
 from foundry.codegen.render import render_applied
 from foundry.codegen.rowsplit import FEW_ROWS, MIN_SPLIT_N, SM_COUNT
+from foundry.codegen.training import TrainingAnalysis, analyze_training
+from foundry.codegen.training_render import render_training
 from foundry.core.errors import UnsupportedOperatorError
 from foundry.core.protocols import ProposalRequest
 from foundry.core.records import Candidate, Diagnosis, FailureKind, OperatorSpec, Stage, Verdict
@@ -163,19 +165,20 @@ class TemplateWriter:
         self.root = rules_root or rules_dir()
         self.table = load_refinement(self.root)
         self.loader = loader or default_loader
-        self.analyses: dict[tuple[str, str], Analysis | UnsupportedOperator] = {}
+        self.analyses: dict[tuple[str, str], Analysis | TrainingAnalysis | UnsupportedOperator] = {}
 
     # -- analysis -----------------------------------------------------------------------------------
 
-    def analysis(self, spec: OperatorSpec) -> Analysis:
-        key = (spec.ref, spec.source_hash)
+    def analysis(self, spec: OperatorSpec) -> Analysis | TrainingAnalysis:
+        key = (spec.ref, f"{spec.source_hash}:training" if spec.training else spec.source_hash)
         if key not in self.analyses and spec.training:
-            self.analyses[key] = UnsupportedOperator(
-                spec,
-                "backward",
-                "the operator is checked for training (FOUNDRY_TRAINING) and the template writer generates forward "
-                "kernels only; the LLM writer is asked for a torch.autograd.Function with a Triton backward",
-            )
+            # a training operator: the joint forward and backward, cut per save mode (codegen/training.py)
+            try:
+                self.analyses[key] = replace(analyze_training(self.loader(spec.ref)), precision=spec.precision)
+            except UnsupportedError as exc:
+                self.analyses[key] = UnsupportedOperator(
+                    spec, exc.op, f"{exc.reason} (in training: forward and backward)"
+                )
         if key not in self.analyses:
             try:
                 self.analyses[key] = replace(analyze(self.loader(spec.ref)), precision=spec.precision)
@@ -193,12 +196,17 @@ class TemplateWriter:
             return exc.diagnosis
         return None
 
-    def kinds(self, analysis: Analysis) -> set[str]:
-        return {s.kind for s in analysis.segments} | {
-            s.kind for s in analysis.replan(PlanOptions(fuse_epilogue=False, merge_reductions=False)).segments
-        }
+    def kinds(self, analysis: Analysis | TrainingAnalysis) -> set[str]:
+        """The kernel kinds the analysis plans at any fusion boundary ("train" too for a training operator, whose
+        gene train.save chooses what the forward saves for the backward)."""
+        training = {"train"} if isinstance(analysis, TrainingAnalysis) else set()
+        return (
+            {s.kind for s in analysis.segments}
+            | {s.kind for s in analysis.replan(PlanOptions(fuse_epilogue=False, merge_reductions=False)).segments}
+            | training
+        )
 
-    def space(self, analysis: Analysis) -> list[str]:
+    def space(self, analysis: Analysis | TrainingAnalysis) -> list[str]:
         return G.relevant(self.kinds(analysis), self.policy)
 
     def render(self, spec: OperatorSpec, genes: dict[str, Any]) -> str:
@@ -218,8 +226,10 @@ class TemplateWriter:
         )
         planned = analysis.replan(options)
         used = {s.kind for s in planned.segments}
-        shown = {k: v for k, v in full.items() if k.split(".")[0] in used or k.startswith("plan.")}
+        shown = {k: v for k, v in full.items() if k.split(".")[0] in used or k.startswith(("plan.", "train."))}
         try:
+            if isinstance(planned, TrainingAnalysis):
+                return render_training(planned, shown)
             return render_applied(planned, shown)
         except UnsupportedError as exc:
             raise UnsupportedOperator(spec, exc.op, exc.reason) from exc

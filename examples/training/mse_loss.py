@@ -1,0 +1,32 @@
+"""Mean squared error between a prediction and a target, used in training (8192 x 4096 fp32; scalar out)."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+FOUNDRY_PRECISION = "fp32"
+FOUNDRY_TRAINING = True
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, pred, target):
+        return F.mse_loss(pred, target)
+
+
+def get_inputs():
+    return [torch.randn(8192, 4096), torch.randn(8192, 4096)]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_cpu_inputs():
+    return [torch.randn(6, 16), torch.randn(6, 16)]
+
+
+def get_cpu_init_inputs():
+    return []
