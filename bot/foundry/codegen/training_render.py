@@ -44,6 +44,7 @@ def backward_names(e: Emitted) -> Emitted:
 
 class TrainingRenderer:
     def __init__(self, analysis: TrainingAnalysis, genes: dict[str, Any]) -> None:
+        self.analysis = analysis
         self.save = str(genes.get("train.save", SAVE_MODES[0]))
         self.half: Half = analysis.modes.get(self.save) or analysis.main
         self.genes = genes
@@ -77,7 +78,9 @@ class TrainingRenderer:
     def render(self) -> str:
         fwd = self.fwd.emit()
         bwd = [backward_names(e) for e in self.bwd.emit()]
-        self.applied = self.fwd.applied | self.bwd.applied | {"train.save"}
+        self.applied = self.fwd.applied | self.bwd.applied
+        if len({tuple(h.split.saved) for h in self.analysis.modes.values()}) > 1:
+            self.applied.add("train.save")  # else every save mode saves the same: the gene changes nothing here
         body = host_helpers([e.launcher for e in fwd + bwd])
         for i, e in enumerate(fwd):
             body += [self.fwd.kernels_with_docs(i, e), with_docstring(e.launcher, self.fwd.launcher_doc(i, e))]
@@ -133,7 +136,7 @@ class TrainingRenderer:
         text = ", ".join(kept)
         if self.split.saved:
             return f"{text} and the forward's {', '.join(self.split.saved)} (the rest is recomputed by the backward)"
-        return f"{text} only (the backward recomputes every forward value it reads; gene train.save=inputs)"
+        return f"{text} only (the backward recomputes every forward value it reads)"
 
     def forward_args(self) -> list[str]:
         return list(self.a.forward_args)
