@@ -132,6 +132,20 @@ class TrainingLowerer(Lowerer):
     (nll_loss_backward: scatter of a value into zeros at each row's target) as where(position == target, value, 0),
     the positions an arange the launcher allocates (a host view, `positions`)."""
 
+    def same_shape_input(self, name: str) -> str:
+        """An input `name` is computed from with its shape (the logits of a log-softmax), else `name` itself."""
+        todo, seen = [name], set()
+        while todo:
+            current = todo.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            node = self.nodes[current]
+            if node.op == "input" and node.shape == self.shape(name):
+                return current
+            todo.extend(node.args)
+        return name
+
     def op_zeros_like(self, node: fx.Node, x: Any, **kwargs: Any) -> str:
         return self.const(0.0)
 
@@ -143,14 +157,7 @@ class TrainingLowerer(Lowerer):
         if not zeros or isinstance(value, fx.Node) or value is None:
             raise UnsupportedError("aten.scatter", "only a value scattered into zeros (a one-hot) has a template")
         like = self.val(base.args[0])
-        source = next(
-            (
-                a
-                for a in self.nodes[like].args
-                if self.nodes[a].shape == self.shape(like) and self.nodes[a].op == "input"
-            ),
-            like,
-        )  # the tensor in memory the zeros are shaped like (the logits), so nothing is written to size them
+        source = self.same_shape_input(like)  # the logits: a tensor in memory, so nothing is written to size them
         positions = self.add(
             "hostview", (source,), (meta.shape[d],) + (1,) * (rank - 1 - d), torch.int64,
             base="positions", view="positions", params=[d, rank - 1 - d],
@@ -294,10 +301,15 @@ def passthrough(graph: Graph, name: str) -> bool:
 LEAF_OPS = frozenset({"input", "param", "const", "size", "hostview", "gparam"})
 
 
+def reduced(graph: Graph, name: str) -> bool:
+    """Is a reduction among the values `name` is computed from (a statistic, not an elementwise function of inputs)?"""
+    return any(graph.nodes[n].kind in ("reduce", "gather", "matmul", "conv") for n in ancestors(graph, [name], set()))
+
+
 def saved_values(graph: Graph, grads: list[str], tainted: set[str], outputs: set[str]) -> list[str]:
-    """The forward values the backward reads, cut where saving is cheap: the operator's outputs and values smaller
-    than the largest input (per-row statistics). A larger value the backward reads is recomputed from its
-    arguments, and the cut goes on through them."""
+    """The forward values the backward reads, cut where saving is cheap: the operator's outputs and statistics
+    (values smaller than the largest input that a reduction went into: a norm's mean and rstd). Any other value the
+    backward reads is recomputed from its arguments, and the cut goes on through them."""
     biggest = max((graph.nodes[n].numel for n in graph.inputs if n not in tainted), default=1)
     chosen: set[str] = set()
     seen: set[str] = set()
@@ -310,7 +322,7 @@ def saved_values(graph: Graph, grads: list[str], tainted: set[str], outputs: set
         node = graph.nodes[name]
         if node.op in LEAF_OPS and node.op != "hostview":
             continue
-        if node.op != "hostview" and (name in outputs or node.numel < biggest):
+        if node.op != "hostview" and (name in outputs or (node.numel < biggest and reduced(graph, name))):
             chosen.add(name)
             continue
         todo.extend(node.args)

@@ -19,10 +19,12 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from foundry.codegen.describe import title
+from foundry.codegen.ir import UnsupportedError
 from foundry.codegen.kernels import Emitted, host_helpers
 from foundry.codegen.render import Renderer, param_ref
 from foundry.codegen.source import Source, formatted, with_docstring
-from foundry.codegen.training import SAVE_MODES, Half, TrainingAnalysis
+from foundry.codegen.training import SAVE_MODES, Half, TrainingAnalysis, ancestors
 
 DOUBLE_BACKWARD = "double backward is not supported: Kernel Foundry generated and verified the first backward only"
 
@@ -94,22 +96,35 @@ class TrainingRenderer:
         imports += "\nfrom torch import nn"
         return formatted("\n\n\n".join([self.header(fwd, bwd), imports, *body]) + "\n")
 
+    def operator_ops(self) -> list[str]:
+        """The aten ops the operator's outputs are computed with (not those of values kept only for the backward)."""
+        graph = self.a.graph
+        needed = ancestors(graph, graph.outputs[: self.split.outputs], set())
+        return list(dict.fromkeys(graph.origin[n] for n in graph.nodes if n in needed and n in graph.origin))
+
+    def title(self) -> str:
+        return title(self.operator_ops())
+
+    def dtype(self) -> str:
+        graph = self.a.graph
+        return ",".join(sorted({str(graph.nodes[o].dtype) for o in graph.outputs[: self.split.outputs]}))
+
     def header(self, fwd: list[Emitted], bwd: list[Emitted]) -> str:
         doc = Source()
-        title = self.fwd.title()
+        title = self.title()
         doc.line(
             f"{title} in Triton, forward and backward: a Kernel Foundry kernel for {self.a.path}::{self.a.class_name}."
         )
         doc.line("")
         doc.line(
-            f"Forward: fuses {', '.join(self.fwd.fused()) or 'the forward'} into {len(fwd)} launcher(s) "
+            f"Forward: fuses {', '.join(self.operator_ops()) or 'the forward'} into {len(fwd)} launcher(s) "
             f"({', '.join(e.name for e in fwd)}). Backward: the gradients of {self.grads_text()} from the upstream "
             f"gradient{'s' if len(self.split.tangents) > 1 else ''} ({', '.join(self.split.tangents)}) in "
             f"{len(bwd)} launcher(s) ({', '.join(e.name for e in bwd)}), also Triton kernels."
         )
         doc.line(f"Saved for the backward: {self.saved_text()}.")
         doc.line(
-            f"Computes in fp32 and stores {self.a.dtype} (precision class {self.a.precision}). `ModelNew` keeps the "
+            f"Computes in fp32 and stores {self.dtype()} (precision class {self.a.precision}). `ModelNew` keeps the "
             "operator's constructor, parameters and buffers, so its state_dict loads as is."
         )
         doc.line(
@@ -151,7 +166,7 @@ class TrainingRenderer:
         out = Source()
         with out.block(f"class {self.function_name()}(torch.autograd.Function):"):
             out.docstring(
-                f"{self.fwd.title()} with a Triton backward. forward saves {self.saved_text()}; backward returns "
+                f"{self.title()} with a Triton backward. forward saves {self.saved_text()}; backward returns "
                 f"the gradients of {self.grads_text()}. A backward under create_graph=True (double backward) "
                 "raises."
             )
@@ -181,7 +196,7 @@ class TrainingRenderer:
         out = Source()
         with out.block("class ModelNew(nn.Module):"):
             out.docstring(
-                f"{self.fwd.title()} in Triton: the constructor, parameters and buffers of {self.a.class_name}; "
+                f"{self.title()} in Triton: the constructor, parameters and buffers of {self.a.class_name}; "
                 "forward and backward."
             )
             out.line("")
@@ -265,7 +280,21 @@ class TrainingRenderer:
 
 
 def render_training(analysis: TrainingAnalysis, genes: dict[str, Any]) -> tuple[str, frozenset[str]]:
-    """The source, and the genes that shaped it (the emitters' of both halves, the plan's, train.save)."""
-    renderer = TrainingRenderer(analysis, genes)
-    source = renderer.render()
-    return source, frozenset(renderer.applied)
+    """The source, and the genes that shaped it (the emitters' of both halves, the plan's, train.save). Where the
+    asked save mode's kernels have no template (cross-entropy's one-hot row with its statistics saved: no operand
+    of the row's full shape is left), the other mode is rendered, and its header names the mode it runs."""
+    asked = str(genes.get("train.save", SAVE_MODES[0]))
+    modes = [asked, *(m for m in analysis.modes if m != asked)]
+    refused: UnsupportedError | None = None
+    for mode in modes:
+        if mode not in analysis.modes:
+            continue
+        renderer = TrainingRenderer(analysis, {**genes, "train.save": mode} if "train.save" in genes else genes)
+        try:
+            source = renderer.render()
+        except UnsupportedError as exc:
+            refused = refused or exc
+            continue
+        return source, frozenset(renderer.applied)
+    assert refused is not None
+    raise refused
