@@ -625,6 +625,7 @@ class CandidateEvaluator:
         notes: list[str] = []
         first: list[Any] = []
         work: list[dict[str, int]] = []
+        sent: list[list[Any]] = []  # each trial's inputs, in the order of refs
 
         def add(inputs: list[Any], note: str = "", out: Any = None) -> None:
             nonlocal first
@@ -634,6 +635,7 @@ class CandidateEvaluator:
                 work.append(self.last_work)
             else:  # transformed or reweighted inputs: trial 0's shapes, so its work
                 work.append(work[0] if work else self.last_work)
+            sent.append(inputs)
             containers.append(type(out).__name__)
             refs.append([t.detach().clone() if self.is_cuda else t.detach() for t in as_outputs(out)])
             described.append(jobfiles.describe_inputs(on_device))
@@ -685,17 +687,13 @@ class CandidateEvaluator:
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
             prepared.reweighted = reweights is not None
             prepared.work = work
-            if op.spec.training:  # trial 0 with the state sent; the next after the parameters changed in place
-                prepared.gradients = [self.reference_gradients(model, defaults[0], 0)]
-                if gradients.TRIALS > 1:
-                    trial = min(1, len(defaults) - 1)
-                    if reweights is None:
-                        prepared.gradients.append(self.reference_gradients(model, defaults[trial], trial))
-                    else:
-                        moved = copy.deepcopy(model)
-                        moved.load_state_dict({k: v.to(self.device) for k, v in reweights.items()})
-                        prepared.gradients.append(self.reference_gradients(moved, defaults[trial], trial, True))
             prepared.modes = self.use_modes(model, to_device(first, self.device), refs[0])
+            if op.spec.training:
+                shaped = range(len(defaults), transformed_at)  # declared variants and edge variants
+                transformed = range(transformed_at, len(refs) - (1 if reweights is not None else 0))
+                prepared.gradients = self.gradient_calls(
+                    model, sent, reweights, prepared.modes, shaped, [(t, notes[t]) for t in transformed]
+                )
             if shared is not None:
                 if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
                     prepared.first = [
@@ -959,21 +957,74 @@ class CandidateEvaluator:
         add(inputs, "parameters changed in place", out)
         return {k: v.detach().to("cpu") for k, v in moved.state_dict().items()}
 
+    def gradient_calls(
+        self,
+        model: nn.Module,
+        sent: list[list[Any]],
+        reweights: dict[str, torch.Tensor] | None,
+        modes: dict[str, bool],
+        shaped: range,
+        transformed: list[tuple[int, str]],
+    ) -> list[dict[str, Any]]:
+        """The gradient calls of a training operator, each as use has them and the default trial does not:
+        trial 0 with the state sent; the next default trial after the parameters changed in place, its upstream
+        gradients strided; the largest declared or edge variant (rows past a tile, a batch of one), in train
+        mode where the reference ignores the mode; and a transformed trial (labels at -100, else non-contiguous
+        inputs) with one upstream value broadcast with stride 0 (y.sum().backward()) and, where there are
+        parameters, inputs that do not require grad (a first layer: only the parameters' gradients)."""
+        calls = [self.reference_gradients(model, sent[0], 0)]
+        trial = min(1, self.trials - 1)
+        if reweights is None:
+            calls.append(self.reference_gradients(model, sent[trial], trial, layout="strided"))
+        else:
+            moved = copy.deepcopy(model)
+            moved.load_state_dict({k: v.to(self.device) for k, v in reweights.items()})
+            calls.append(self.reference_gradients(moved, sent[trial], trial, reweighted=True, layout="strided"))
+        train = bool(modes.get("train"))
+
+        def size(t: int) -> int:
+            return sum(x.numel() for x in sent[t] if isinstance(x, torch.Tensor))
+
+        if shaped:
+            largest = max(shaped, key=size)
+            calls.append(self.reference_gradients(model, sent[largest], largest, train=train))
+        picked = [t for t, note in transformed if "-100" in note] or [
+            t for t, note in transformed if "non-contiguous" in note
+        ]
+        if picked:
+            frozen = any(p.is_floating_point() for p in model.parameters())
+            calls.append(
+                self.reference_gradients(
+                    model, sent[picked[0]], picked[0], layout="expanded", frozen=frozen, train=train
+                )
+            )
+        return calls
+
     def reference_gradients(
-        self, model: nn.Module, inputs: list[Any], trial: int, reweighted: bool = False
+        self,
+        model: nn.Module,
+        inputs: list[Any],
+        trial: int,
+        reweighted: bool = False,
+        layout: str = "dense",
+        frozen: bool = False,
+        train: bool = False,
     ) -> dict[str, Any]:
-        """One gradient call of a training operator: a fresh seed for the upstream gradients, the reference's
-        gradients of its floating inputs and parameters (None where an output does not depend on one), and per
-        gradient the operator's tolerance scaled to it, with a slack of NOISE_FACTOR times the reference's own
-        distance from the same gradients in fp64 (sums over a batch cancel: the reference is no more right there)
-        and SLACK_ULPS epsilons of its magnitude."""
+        """One gradient call of a training operator: a fresh seed for the upstream gradients (held in `layout`),
+        the reference's gradients of its floating inputs (unless `frozen`) and parameters (None where an output
+        does not depend on one), and per gradient the operator's tolerance scaled to it, with a slack of
+        NOISE_FACTOR times the reference's own distance from the same gradients in fp64 (sums over a batch
+        cancel: the reference is no more right there) and SLACK_ULPS epsilons of its magnitude; the forward's
+        outputs with the tolerances of a trial's. `train`: the candidate runs in train mode (the reference's
+        outputs do not depend on it)."""
         seed = secrets.randbits(62)
-        names, refs = gradients.compute(model, gradients.with_grad(to_device(inputs, self.device)), seed)
+        on_device = to_device(inputs, self.device)
+        names, refs, outs = gradients.compute(model, gradients.with_grad(on_device, frozen), seed, layout=layout)
         wide: list[torch.Tensor | None] = [None] * len(refs)
         try:
             twin = copy.deepcopy(model).double()
-            doubled = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-            twin_names, wide = gradients.compute(twin, gradients.with_grad(to_device(doubled, self.device)), seed)
+            doubled = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in on_device]
+            twin_names, wide, _ = gradients.compute(twin, gradients.with_grad(doubled, frozen), seed, layout=layout)
             if twin_names != names:
                 wide = [None] * len(refs)
         except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
@@ -993,9 +1044,14 @@ class CandidateEvaluator:
             "trial": trial,
             "reweighted": reweighted,  # run with the reweighted call's state (the worker sets it in place first)
             "seed": seed,
+            "layout": layout,
+            "frozen": frozen,
+            "train": train,
             "names": names,
             "refs": [r.detach() if r is not None else None for r in refs],
             "tolerances": tolerances,
+            "outputs": outs,
+            "output_tolerances": self.trial_tolerances(outs),
         }
 
     def check_gradients(
@@ -1018,22 +1074,72 @@ class CandidateEvaluator:
         records: list[dict[str, Any]] = []
         for expected, call, got in zip(prepared.gradients, calls, grads, strict=True):
             trial = expected["trial"]
-            if not isinstance(call, dict) or call.get("trial") != trial or not isinstance(call.get("records"), list):
+            if (
+                not isinstance(call, dict)
+                or call.get("trial") != trial
+                or not isinstance(call.get("records"), list)
+                or not isinstance(got, list)
+            ):
                 return failed("the gradient calls reported are not the ones asked for", kind=FailureKind.CRASH), []
             records += [dict(r, trial=None) for r in call["records"] if isinstance(r, dict)]  # no forward's work
+            setup = f"trial {trial}" + "".join(
+                text
+                for on, text in (
+                    (expected["reweighted"], ", after the parameters changed in place"),
+                    (expected["layout"] == "strided", ", a strided upstream gradient"),
+                    (expected["layout"] == "expanded", ", one upstream value broadcast (stride 0)"),
+                    (expected["frozen"], ", inputs not requiring grad"),
+                    (expected["train"], ", train mode"),
+                )
+                if on
+            )
+            changed = [name for r in records for name in r.get("mutated_state") or []]
+            if changed:
+                return failed(
+                    f"{setup}: forward and backward changed the module's state: {', '.join(changed[:5])} (a "
+                    "kernel keeps state between calls)",
+                    rule="state_unmodified",
+                    kind=FailureKind.STATE_DEPENDENT,
+                ), records
+            written = [name for r in records for name in r.get("mutated_inputs") or []]
+            if written:
+                return failed(
+                    f"{setup}: the backward modified {', '.join(written[:5])} (autograd may hand the same tensor to "
+                    "another branch: a residual's gradient)",
+                    rule="inputs_unmodified",
+                    kind=FailureKind.INPUT_MUTATION,
+                ), records
+            got_grads, outputs = got[: len(expected["names"])], got[len(expected["names"]) :]  # worker.run's order
+            if len(outputs) != len(expected["outputs"]):
+                return failed(
+                    f"{setup}: the forward gave {len(outputs)} floating outputs, not {len(expected['outputs'])}",
+                    rule="output_count",
+                ), records
+            for k, (o, ref) in enumerate(zip(outputs, expected["outputs"], strict=True)):
+                diag = compare(
+                    o.to(self.device),
+                    ref,
+                    expected["output_tolerances"][k],
+                    kind=FailureKind.MISMATCH,
+                    what=f"{setup}, gradient call's forward (grad enabled, inputs requiring grad), output {k}",
+                )
+                if diag is not None:
+                    return diag, records
             names = call.get("names")
             if names != expected["names"]:
                 lacking = [n for n in expected["names"] if n not in (names or [])]
                 return failed(
-                    f"trial {trial}: gradients are asked for {', '.join(expected['names'])}; the candidate gives none "
+                    f"{setup}: gradients are asked for {', '.join(expected['names'])}; the candidate gives none "
                     f"for {', '.join(lacking) or 'the same list'} (a parameter held as a buffer, or not requiring "
                     "grad, is never trained)",
                     rule="gradient_missing",
                 ), records
             missing = set(call.get("missing") or [])
+            if len(got_grads) != len(names):
+                return failed("the gradient calls reported are not the ones asked for", kind=FailureKind.CRASH), []
             for k, name in enumerate(names):
                 ref, tolerance = expected["refs"][k], expected["tolerances"][k]
-                what = f"gradient of {name} (trial {trial}, random upstream gradient)"
+                what = f"gradient of {name} ({setup}, random upstream gradient)"
                 if name in missing:
                     if ref is None or not bool(ref.any()):
                         continue
@@ -1042,7 +1148,7 @@ class CandidateEvaluator:
                         "there in training)",
                         rule="gradient_missing",
                     ), records
-                grad = got[k].to(self.device)
+                grad = got_grads[k].to(self.device)
                 if ref is None:  # the reference's output does not depend on it: zeros are as good as none
                     ref, tolerance = torch.zeros_like(grad), self.tolerance
                 diag = compare(grad, ref, tolerance, kind=FailureKind.MISMATCH, what=what)
@@ -1167,13 +1273,12 @@ class CandidateEvaluator:
         batch = tensors[0].shape[0] if tensors[0].dim() >= 1 else 0
         if batch > 1 and all(t.dim() >= 1 and t.shape[0] == batch for t in tensors):
             found.append([x[:1].clone() if isinstance(x, torch.Tensor) else x for x in inputs])
-            first = tensors[0]
-            per = first.numel() // (batch * first.shape[-1]) if first.numel() else 0  # rows per batch element
+            per = self.rows_per_batch(model, inputs, batch)
             if per:
                 size = max(batch, -(-EDGE_ROWS // per)) | 1
                 cap = EDGE_ELEMENTS if self.small else 64 * EDGE_ELEMENTS
                 if batch * per <= EDGE_ROWS and sum(t.numel() // batch * size for t in tensors) <= cap:
-                    pick = torch.randint(0, batch, (size,), device=first.device)
+                    pick = torch.randint(0, batch, (size,), device=tensors[0].device)
                     found.append([x[pick] if isinstance(x, torch.Tensor) else x for x in inputs])
 
         def padded(x: Any) -> Any:
@@ -1213,6 +1318,29 @@ class CandidateEvaluator:
             return True
 
         return [variant for variant in found if accepted(variant)]
+
+    def rows_per_batch(self, model: nn.Module, inputs: list[Any], batch: int) -> int:
+        """Rows (elements over the last dimension) per batch element, for the edge variant past EDGE_ROWS rows:
+        of the first input and, where the reference's first output also leads with the batch, of that output.
+        On a GPU the fewer of the two (both sides of the grid pass EDGE_ROWS); on the interpreter the more,
+        so that an operator whose output has many more rows than its input (a transposed convolution,
+        an upsampling) does not multiply its batch, and the interpreter's time, by the input's few rows."""
+        first = next(x for x in inputs if isinstance(x, torch.Tensor))
+        counts = [first.numel() // (batch * first.shape[-1]) if first.numel() and first.dim() >= 1 else 0]
+        try:
+            with torch.no_grad():
+                out = as_outputs(
+                    model(*to_device([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], self.device))
+                )
+        except Exception:  # the reference refuses them: the input's rows alone
+            out = []
+        lead = next((t for t in out if isinstance(t, torch.Tensor)), None)
+        if lead is not None and lead.dim() >= 2 and lead.shape[0] == batch and lead.numel():
+            counts.append(lead.numel() // (batch * lead.shape[-1]))
+        counts = [c for c in counts if c]
+        if not counts:
+            return 0
+        return max(counts) if self.small else min(counts)
 
     def widest(
         self, model: nn.Module, inputs: list[Any], variants: list[list[Any]], aligned: bool = False
@@ -1326,13 +1454,11 @@ class CandidateEvaluator:
                     "inputs": prepared.described,  # shapes, strides and dtypes only (the compile ahead's)
                     "reweighted": prepared.reweighted,
                     "modes": prepared.modes,
-                    "gradients": {
-                        "trials": [g["trial"] for g in prepared.gradients],
-                        "seeds": [g["seed"] for g in prepared.gradients],
-                        "reweighted": [g["reweighted"] for g in prepared.gradients],
-                    }
-                    if prepared.gradients
-                    else None,
+                    "gradients": [
+                        {k: g[k] for k in ("trial", "seed", "reweighted", "layout", "frozen", "train")}
+                        for g in prepared.gradients
+                    ]
+                    or None,
                     "timing": {
                         "trials": self.config.timing_trials,
                         "warmup": self.config.timing_warmup,
@@ -1509,6 +1635,8 @@ class CandidateEvaluator:
             "rewrite": "when new inputs are written into the same buffers",
             "fresh": "on new inputs after all other calls",
             "reweighted": "when the parameters were changed in place (a kernel kept values derived from them)",
+            "reassigned": "when the parameters were replaced by new objects, as load_state_dict(assign=True) or "
+            "weight tying do (a kernel kept the old parameter objects)",
             exchange.PLAIN: "when the memory it allocates holds finite values, as reused memory does in use (checked "
             "calls fill it with NaN: a kernel that reads its uninitialised buffers tells them apart)",
         }
@@ -1528,6 +1656,7 @@ class CandidateEvaluator:
             note = prepared.notes[trial] if trial < len(prepared.notes) else ""
             what += f" ({note})" if note and label == "trial" else ""
             what += ", grad enabled" if exchange.grad_enabled(c) else ""
+            what += ", under torch.inference_mode" if call.get("inference") else ""
             container = containers[trial] if trial < len(containers) else None
             own = label == "trial" or label == "reweighted"  # judged relative to the trial's own outputs
             judged_with = prepared.tolerances.get(trial, tolerances) if own else tolerances
@@ -1547,12 +1676,14 @@ class CandidateEvaluator:
                 "independent of call count and buffer addresses",
                 "grad enabled and disabled",
             ]
+            if any(c.get("inference") for c in calls):
+                checks.append("one call under torch.inference_mode")
             last = len(refs) - 1 if prepared.reweighted else len(refs)
             transformed = [prepared.notes[t] for t in sorted(prepared.tolerances) if t != last]
             if transformed:
                 checks.append(f"transformed inputs ({'; '.join(transformed)})")
             if prepared.reweighted:
-                checks.append("parameters changed in place")
+                checks.append("parameters changed in place, then replaced by new objects")
             if self.probe_notes:
                 checks.append("trivial-answer probes (check strengthened)")
             else:
