@@ -4,6 +4,7 @@ adversarial suite (tests/cheats/candidates/train_*.py, operator affine_train).""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -42,14 +43,56 @@ def test_upstream_gradients_follow_the_seed_only():
 
 def test_gradients_are_asked_for_by_input_and_parameter_name():
     model = torch.nn.Linear(4, 3)
-    names, grads = gradients.compute(model, gradients.with_grad([torch.randn(2, 4)]), seed=5)
-    assert names == ["input 0", "weight", "bias"]
+    names, grads, outs = gradients.compute(model, gradients.with_grad([torch.randn(2, 4)]), seed=5)
+    assert names == ["input 0", "weight", "bias"] and [tuple(o.shape) for o in outs] == [(2, 3)]
     assert [tuple(g.shape) for g in grads] == [(2, 4), (3, 4), (3,)]
     unused = torch.nn.Module()
     unused.scale = torch.nn.Parameter(torch.ones(1))
     unused.forward = lambda x: x * 2  # type: ignore[method-assign]
-    names, grads = gradients.compute(unused, gradients.with_grad([torch.randn(3)]), seed=5)
+    names, grads, _ = gradients.compute(unused, gradients.with_grad([torch.randn(3)]), seed=5)
     assert names == ["input 0", "scale"] and grads[1] is None
+
+
+def test_upstream_layouts_hold_the_same_draw_in_other_strides():
+    out = [torch.empty(3, 5)]
+    strided, expanded = gradients.upstream(out, 4, "strided")[0], gradients.upstream(out, 4, "expanded")[0]
+    assert strided.shape == (3, 5) and strided.stride() == (10, 2)
+    assert torch.equal(strided, gradients.upstream(out, 4, "strided")[0])
+    assert expanded.shape == (3, 5) and expanded.stride() == (0, 0) and expanded.unique().numel() == 1
+
+
+def test_inputs_keep_their_layout_and_may_be_frozen():
+    x = torch.randn(6, 4).t()
+    held = gradients.with_grad([x])[0]
+    assert held.stride() == x.stride() and torch.equal(held, x) and held.requires_grad
+    frozen = gradients.with_grad([x], frozen=True)[0]
+    assert not frozen.requires_grad and torch.equal(frozen, x)
+    model = torch.nn.Linear(6, 2)
+    names, grads, _ = gradients.compute(model, gradients.with_grad([x], frozen=True), seed=3)
+    assert names == ["weight", "bias"] and grads[0].shape == (2, 6)
+
+
+def test_the_backward_is_told_what_to_leave_unchanged():
+    seen: list[str] = []
+
+    def backward(kept):
+        seen.extend(name for name, _ in kept)
+        return contextlib.nullcontext()
+
+    gradients.compute(torch.nn.Linear(4, 3), gradients.with_grad([torch.randn(2, 4)]), 5, backward=backward)
+    assert seen == ["upstream gradient 0", "input 0"]
+
+
+def test_a_forward_returning_a_tensor_subclass_is_refused_before_its_methods_run():
+    class Odd(torch.Tensor):
+        pass
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return (x * 2).as_subclass(Odd)
+
+    with pytest.raises(TypeError, match="tensor subclass"):
+        gradients.compute(Model(), gradients.with_grad([torch.randn(3)]), seed=1)
 
 
 def test_a_forward_outside_autograd_is_named_as_such():
@@ -111,7 +154,7 @@ def test_the_same_kernel_without_the_declaration_is_not_asked_for_gradients():
 def test_a_backward_right_only_before_the_parameters_move_is_rejected():
     """The second gradient call runs after the parameters changed in place: a backward that kept the weight it
     saw first (in a module-level list, which the static guard would refuse: off here) gives the input's gradient
-    with the old weight."""
+    with the old weight; the state scan around each gradient call sees the list grow first."""
     source = (CHEATS / "candidates" / "train_ok_affine.py").read_text()
     stale = source.replace(
         "        _affine_bwd_x[(rows,)](dy2, weight, dx, n, BLOCK=triton.next_power_of_2(n))",
@@ -125,9 +168,10 @@ def test_a_backward_right_only_before_the_parameters_move_is_rejected():
         verdict = evaluator.evaluate(Candidate(id="stale-backward", source=stale))
     finally:
         evaluator.close()
-    assert not verdict.verified
-    assert verdict.failure is not None and verdict.failure.rule == "gradient", verdict.failure.headline()
-    assert "trial 1" in verdict.failure.message
+    assert not verdict.verified and verdict.failure is not None
+    # the state scan around the gradient calls sees the kept weight first; past it, the moved call's gradient
+    assert verdict.failure.rule in ("state_unmodified", "gradient"), verdict.failure.headline()
+    assert "module.FIRST" in verdict.failure.message or "trial 1" in verdict.failure.message
 
 
 if __name__ == "__main__":

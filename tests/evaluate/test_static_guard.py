@@ -454,10 +454,17 @@ def test_every_static_cheat_fires_its_declared_rule_and_every_other_candidate_pa
             assert not errors, f"{path.name}: {[(d.rule, d.line, d.message) for d in errors]}"
 
 
-def test_tensor_subclass_bases_are_left_to_the_runtime_guard(guard: StaticGuard):
+def test_tensor_subclasses_and_other_bases_are_refused(guard: StaticGuard):
     assert torch.Tensor is resolve_path("torch.Tensor")
-    assert check(guard, "class Lazy(torch.Tensor):\n    pass\n") == []
+    found = check(guard, "class Lazy(torch.Tensor):\n    pass\n")
+    assert "object_allowlist" in rules_at(found) and any("tensor subclasses" in m for _, _, m in found)
     assert "object_allowlist" in rules_at(check(guard, "class Odd(torch.dtype):\n    pass\n"))
+
+
+def test_module_level_code_sets_attributes_only_of_its_own_definitions(guard: StaticGuard):
+    assert "global_state" in rules_at(check(guard, "holder = []\nholder.extra = 1\n"))
+    assert "global_state" in rules_at(check(guard, "import math\nfound = math\nfound.pi = 3\n"))
+    assert check(guard, "def helper():\n    return 1\n\n\nhelper.cached = 2\n") == []
 
 
 def test_imports_inside_blocks_and_functions_bind_their_modules(guard: StaticGuard):

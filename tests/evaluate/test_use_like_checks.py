@@ -67,7 +67,7 @@ def test_each_load_names_the_module_anew(tmp_path):
     assert len(names) == 3 and "foundry_candidate" not in names
 
 
-def test_call_plan_ends_with_the_reweighted_call_and_alternates_grad():
+def test_call_plan_ends_with_the_reweighted_and_reassigned_calls_and_alternates_grad():
     assert call_plan(2, 5, reweighted=True) == [
         ("trial", 0),
         ("trial", 1),
@@ -78,6 +78,7 @@ def test_call_plan_ends_with_the_reweighted_call_and_alternates_grad():
         ("moved", 0),
         ("fresh", 1),
         ("reweighted", 4),
+        ("reassigned", 0),
     ]
     flags = [grad_enabled(c) for c in range(len(call_plan(2, 5, reweighted=True)))]
     assert any(flags) and not all(flags)

@@ -70,7 +70,10 @@ def call_plan(default_trials: int, trials: int, reweighted: bool = False) -> lis
     addresses returns stale results); the declared shape variants and the transformed trials; trial 0 again,
     and at new addresses; new contents at new addresses after every other call; last, where `reweighted`, the
     last trial's inputs after the module's parameters were changed in place to the values that trial's
-    reference ran with (a kernel that kept anything derived from the weights returns stale results)."""
+    reference ran with (a kernel that kept anything derived from the weights returns stale results), then trial
+    0 after the parameters were replaced by new objects holding the values sent at first (as
+    load_state_dict(assign=True), weight tying or a LoRA merge do: a kernel holding the old objects reads the
+    changed values)."""
     regular = trials - 1 if reweighted else trials
     plan = [("trial", i) for i in range(default_trials)]
     if default_trials > 1:
@@ -80,7 +83,7 @@ def call_plan(default_trials: int, trials: int, reweighted: bool = False) -> lis
     if default_trials > 1:
         plan.append(("fresh", 1))
     if reweighted:
-        plan.append(("reweighted", trials - 1))
+        plan += [("reweighted", trials - 1), ("reassigned", 0)]
     return plan
 
 

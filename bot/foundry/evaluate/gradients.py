@@ -15,25 +15,47 @@ from typing import Any
 
 import torch
 
-TRIALS = 2  # check calls: trial 0 and, where there is one, trial 1 (another draw at the default shape)
+LAYOUTS = ("dense", "strided", "expanded")  # how an upstream gradient is held (upstream())
 
 
-def upstream(outputs: list[torch.Tensor], seed: int) -> list[torch.Tensor]:
+def upstream(outputs: list[torch.Tensor], seed: int, layout: str = "dense") -> list[torch.Tensor]:
     """One standard-normal upstream gradient per output, drawn on the CPU from `seed` (the same on either side of
-    the check and on any device), in the output's dtype, on its device."""
+    the check and on any device), in the output's dtype, on its device. `layout`: "dense" (contiguous),
+    "strided" (every other element of a buffer twice as wide: what a transposed or sliced use downstream hands
+    back) or "expanded" (one value broadcast with stride 0: what `y.sum().backward()` hands back)."""
     generator = torch.Generator().manual_seed(seed)
-    return [
-        torch.randn(o.shape, generator=generator, dtype=torch.float64).to(dtype=o.dtype, device=o.device)
-        for o in outputs
-    ]
+    drawn = []
+    for o in outputs:
+        if layout == "expanded":
+            value = torch.randn((), generator=generator, dtype=torch.float64).to(dtype=o.dtype, device=o.device)
+            drawn.append(value.expand(o.shape))
+        elif layout == "strided" and o.dim() >= 1 and o.numel() > 0:
+            wide = torch.randn((*o.shape[:-1], 2 * o.shape[-1]), generator=generator, dtype=torch.float64)
+            drawn.append(wide.to(dtype=o.dtype, device=o.device)[..., ::2])
+        else:
+            drawn.append(
+                torch.randn(o.shape, generator=generator, dtype=torch.float64).to(dtype=o.dtype, device=o.device)
+            )
+    return drawn
 
 
-def with_grad(inputs: list[Any]) -> list[Any]:
-    """The inputs as leaves that require grad (floating tensors; other arguments as they are)."""
-    return [
-        x.detach().clone().requires_grad_(True) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-        for x in inputs
-    ]
+def with_grad(inputs: list[Any], frozen: bool = False) -> list[Any]:
+    """Fresh copies of the floating inputs that require grad (other arguments as they are), in the inputs' own
+    layout: a non-contiguous input stays a view with its strides (of a leaf buffer that requires grad).
+    `frozen`: copies that do not require grad (a first layer's data: only the parameters' gradients are asked
+    for)."""
+    return [leaf(x, not frozen) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+
+
+def leaf(x: torch.Tensor, requires: bool) -> torch.Tensor:
+    x = x.detach()
+    if x.is_contiguous() or x.numel() == 0 or 0 in x.stride():
+        return x.contiguous().clone().requires_grad_(requires)
+    span = x.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(x.shape, x.stride(), strict=True))
+    buffer = torch.zeros(span, dtype=x.dtype, device=x.device)
+    buffer.as_strided(x.shape, x.stride(), x.storage_offset()).copy_(x)
+    buffer.requires_grad_(requires)
+    return buffer.as_strided(x.shape, x.stride(), x.storage_offset())
 
 
 def targets(model: torch.nn.Module, inputs: list[Any]) -> tuple[list[str], list[torch.Tensor]]:
@@ -60,18 +82,24 @@ def compute(
     inputs: list[Any],
     seed: int,
     forward: Callable[[], Any] | None = None,
-    backward: Callable[[], Any] | None = None,
-) -> tuple[list[str], list[torch.Tensor | None]]:
-    """The gradients of sum(output * upstream) for every target, None where an output does not depend on it.
-    `forward` and `backward` give a context for each half (the worker's op log and poison); `inputs` must already
-    require grad (with_grad). Raises what the model raises, and RuntimeError where no floating output carries a
-    gradient at all (a forward-only kernel: its outputs were made outside autograd)."""
+    backward: Callable[[list[tuple[str, torch.Tensor]]], Any] | None = None,
+    layout: str = "dense",
+) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
+    """The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and
+    the forward's floating outputs. `forward` gives a context for the forward, `backward` one for the backward
+    given the tensors it must leave unchanged, by name (the upstream gradients and the inputs): the worker's op log and
+    poison. `inputs` must already be leaves (with_grad). Raises what the model raises, and RuntimeError where no
+    floating output carries a gradient (a forward-only kernel, or a fast path that leaves autograd)."""
     import contextlib
 
     names, tensors = targets(model, inputs)
     with torch.enable_grad():
         with forward() if forward is not None else contextlib.nullcontext():
             out = model(*inputs)
+        returned = list(out) if isinstance(out, (tuple, list)) else [out]
+        foreign = [type(o).__name__ for o in returned if isinstance(o, torch.Tensor) and type(o) is not torch.Tensor]
+        if foreign:  # its methods would run here, where nothing observes them
+            raise TypeError(f"the forward returned a tensor subclass ({', '.join(foreign)}), not a plain tensor")
         outs = differentiable(out)
         carried = [o for o in outs if o.requires_grad]
         if not carried:
@@ -79,7 +107,9 @@ def compute(
                 "no output carries a gradient: the forward's results are not connected to autograd (a forward-only "
                 "kernel, or outputs built outside a torch.autograd.Function); this operator is checked for training"
             )
-        grads_out = upstream(carried, seed)
-        with backward() if backward is not None else contextlib.nullcontext():
+        grads_out = upstream(carried, seed, layout)
+        kept = [(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)]
+        kept += [(f"input {k}", x) for k, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
+        with backward(kept) if backward is not None else contextlib.nullcontext():
             grads = torch.autograd.grad(carried, tensors, grads_out, allow_unused=True)
-    return names, list(grads)
+    return names, list(grads), [o.detach() for o in outs]

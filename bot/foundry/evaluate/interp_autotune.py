@@ -12,6 +12,8 @@ two things:
   config the search could pick is the one whose output is judged (a kernel wrong for one of its configs fails
   once that config's turn comes; with more configs than calls per key, the first ones are covered).
 
+keep_kernel_globals() also keeps the interpreter from adding its own module's globals to the candidate's.
+
 Imports only stdlib and triton (it runs inside the untrusted child)."""
 
 from __future__ import annotations
@@ -51,6 +53,33 @@ def install() -> bool:
         return False
     Autotuner.do_bench = property(lambda tuner: functools.partial(bench_once, tuner))
     PATCHED = Autotuner.run = in_turn(Autotuner.run)
+    return True
+
+
+def keep_kernel_globals() -> bool:
+    """Under the interpreter, run each rewritten kernel in a copy of its module's globals. Triton's
+    FunctionRewriter rewrites a kernel's source at its first launch and executes it with the kernel module's
+    own globals, after adding to that module every global of triton.runtime.interpreter it lacks (numpy,
+    inspect, the interpreter's raw memory load and store): a candidate naming them without an import (a name
+    bound only in dead code) would reach them once any kernel ran. The copy holds the same names for the
+    kernel; the candidate's module is left as it was. True if patched."""
+    if not interpreting():
+        return False
+    from triton.runtime import interpreter
+
+    rewriter = getattr(interpreter, "FunctionRewriter", None)
+    if rewriter is None or "_compile_and_exec" not in vars(rewriter):
+        log.warning("this triton's interpreter has no FunctionRewriter._compile_and_exec to replace")
+        return False
+
+    def compile_and_exec(self: Any, transformed_ast: Any) -> Any:
+        compiled = compile(transformed_ast, filename=self.filename, mode="exec")
+        local_namespace = {**self.kwargs}
+        scope = {**vars(interpreter), **self.fn.__globals__}
+        exec(compiled, scope, local_namespace)  # noqa: S102 - the kernel's own source, as Triton runs it
+        return local_namespace[self.fn.__name__]
+
+    rewriter._compile_and_exec = compile_and_exec
     return True
 
 

@@ -40,6 +40,7 @@ INTERPRETER_COPY_OPS = frozenset({"new_empty", "set_", "empty", "copy_", "_to_co
 EXEMPT_RANGE = "foundry.interpreter_copies"  # the profiler range around each of the interpreter's copies
 VIOLATION_TAMPER = "tamper: "
 VIOLATION_REGISTERED = "registered: "
+VIOLATION_SUBCLASS = "subclass: "  # candidate code handed the worker a tensor subclass (a gradient)
 
 
 def op_identity(func: Any) -> str:
@@ -63,13 +64,19 @@ def rule_name(identity: str) -> str | None:
 
 
 def describe_violations(violations: list[str]) -> tuple[str, str]:
-    """(rule, message) for a call's violations: tampering first, then registrations, then tensor subclasses."""
+    """(rule, message) for a call's violations: tampering first, then registrations, then tensor subclasses
+    returned, then tensor subclasses given to kernels."""
     tampered = [v.removeprefix(VIOLATION_TAMPER) for v in violations if v.startswith(VIOLATION_TAMPER)]
     if tampered:
         return "guard_tampered", "candidate code tampered with the runtime guard: " + "; ".join(tampered[:3])
     registered = [v.removeprefix(VIOLATION_REGISTERED) for v in violations if v.startswith(VIOLATION_REGISTERED)]
     if registered:
         return "registration", "candidate code registered ops or hooks: " + "; ".join(registered[:3])
+    handed = [v.removeprefix(VIOLATION_SUBCLASS) for v in violations if v.startswith(VIOLATION_SUBCLASS)]
+    if handed:
+        return "tensor_subclass_result", "candidate code returned a tensor subclass (its methods would run where " + (
+            "nothing observes them): " + "; ".join(handed[:3])
+        )
     return "tensor_subclass_argument", "a kernel was given a tensor subclass (its methods run unobserved): " + (
         "; ".join(violations[:3])
     )

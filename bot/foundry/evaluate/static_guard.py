@@ -868,6 +868,17 @@ class Scan:
     # writes from functions into module-level objects
 
     def check_write(self, node: ast.expr, root: ast.Name, scope: Scope) -> None:
+        if scope.kind == "module" and isinstance(node, ast.Attribute):
+            owner = self.find(root.id, scope)
+            imported = owner is not None and root.id in owner.imported
+            if not imported and root.id not in self.module_definitions:  # imports: refused as module changes
+                self.add(
+                    "global_state",
+                    node,
+                    f"module-level code sets an attribute of {root.id!r}: at import, candidate code changes only "
+                    "the classes and functions it defines",
+                )
+            return
         if scope.kind != "function":
             return
         owner = self.find(root.id, scope)
@@ -975,10 +986,14 @@ class Scan:
         if isinstance(node, ast.Name) and node.id in self.module_classes and self.find(node.id, scope) is not None:
             return
         obj = self.resolve(node, scope)
-        # nn.Module and autograd.Function subclasses; torch.Tensor subclasses too (the runtime guard refuses them
-        # as arguments and outputs, with a precise message).
-        bases = tuple(resolve_path(p) for p in ("torch.nn.Module", "torch.autograd.Function", "torch.Tensor"))
+        # nn.Module and autograd.Function subclasses. Not torch.Tensor: a subclass's methods run wherever the worker
+        # reads a tensor the candidate handed it (the runtime guard refuses them as arguments, outputs and
+        # gradients too, for when this layer is off).
+        bases = tuple(resolve_path(p) for p in ("torch.nn.Module", "torch.autograd.Function"))
         if obj is object or (isinstance(obj, type) and id(obj) in self.allow.objects and issubclass(obj, bases)):
+            return
+        if isinstance(obj, type) and issubclass(obj, resolve_path("torch.Tensor")):
+            self.add("object_allowlist", node, f"base class {ast.unparse(node)!r}: tensor subclasses are not allowed")
             return
         self.add("object_allowlist", node, f"base class {ast.unparse(node)!r} is not allowed")
 

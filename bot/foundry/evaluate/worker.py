@@ -9,6 +9,7 @@ Messages go over a private pipe as JSON lines, never over stdout. Imports only s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -16,6 +17,7 @@ import socket
 import sys
 import traceback
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +194,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     recorder = LaunchRecorder()
     recorder.install()
     interp_autotune.install()  # CPU: multi-config @triton.autotune runs each config in turn
+    interp_autotune.keep_kernel_globals()  # CPU: the interpreter adds nothing to the candidate's module
     # What building the candidate needs: the constructor's arguments and the (perturbed) state. No trial's
     # inputs exist where candidate code could read them until it is built (imported, constructed, its state
     # loaded and on a GPU compiled ahead): they arrive after "run" (receive_trials).
@@ -255,51 +258,48 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     # No global flag marks a checked call (deterministic mode, fill_uninitialized_memory): the timing run and
     # real use have none. What the candidate allocates in its forward is poisoned instead (poison_mode).
     poison = poison_mode(torch)
+    watch = Watch(recorder, poison, baseline_threads, OpLog, live_threads)
     if device == "cuda":  # every launch and aten op of the candidate's must go to the stream it is called on
         recorder.stream = torch.cuda.current_stream().cuda_stream
     outputs: list[list[Any] | None] = []
     calls: list[dict[str, Any]] = []
     previous: list[tuple[Any, Any]] = []  # (output tensor, copy) of the last call
 
+    def mutated() -> list[str]:  # the candidate's state a call changed: tensors (their storage) and containers
+        return [name for name, t in state.items() if state_changed(t, state_before[name], torch)] + changed_containers(
+            containers_before, state_containers(module, model, torch)
+        )
+
     def guarded_call(
-        label: str, trial: int, inputs: list[Any], buffers: list[Any] | None = None, grad: bool = False
+        label: str,
+        trial: int,
+        inputs: list[Any],
+        buffers: list[Any] | None = None,
+        grad: bool = False,
+        inference: bool = False,
     ) -> bool:
         poison.finite = label == PLAIN
         if poison.finite:
             poison.reuse_from([copy for _, copy in previous])
         snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        before = recorder.total
-        violations_before = len(recorder.violations)
-        foreign_before = len(recorder.foreign)
-        log = OpLog(recorder)
+        record: dict[str, Any] = {"label": label, "trial": trial, "grad": grad, "inference": inference}
         try:
-            with torch.set_grad_enabled(grad), log, poison:
-                out = model(*inputs)
-                poisoned = poisoning(poison)
+            with torch.inference_mode(inference), torch.set_grad_enabled(grad):
+                with watch(record):
+                    out = model(*inputs)
             if device == "cuda":
                 torch.cuda.synchronize()
         except BaseException as exc:  # noqa: B036
             fail("run", exc)
             return False
-        record = {
-            "label": label,
-            "trial": trial,
-            "grad": grad,
-            "launches": recorder.total - before,
-            "ops": dict(log.ops),
-            "work": dict(log.work),
-            "threads": len(live_threads() - baseline_threads),
-            "poisoned": poisoned,
+        record |= {
             "output": describe_output(out, torch, inputs, named_state),
             "mutated_inputs": [
                 i
                 for i, (x, s) in enumerate(zip(inputs, snapshot, strict=True))
                 if isinstance(x, torch.Tensor) and not same_values(x, s, torch)
             ],
-            "mutated_state": [name for name, t in state.items() if state_changed(t, state_before[name], torch)]
-            + changed_containers(containers_before, state_containers(module, model, torch)),
-            "violations": recorder.violations[violations_before:],
-            "foreign_streams": recorder.foreign[foreign_before:],
+            "mutated_state": mutated(),
             "clobbered_previous": any(not same_values(t, copy, torch) for t, copy in previous),
         }
         record["delivered"] = deliver(out, buffers)
@@ -314,22 +314,39 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     # exchange.call_plan: the default-shape trials, new contents written into the buffers the last call
     # used, the declared shape variants and transformed inputs, then trial 0 again, at new addresses, new
     # contents at new addresses after every other call (results must not depend on call count or on buffer
-    # addresses), and last the parameters changed in place (results must follow the weights). Every other
+    # addresses), the parameters changed in place (results must follow the weights) and last replaced by new
+    # objects holding the values sent (a kernel must not hold the old ones). Every other
     # call runs with autograd enabled (exchange.grad_enabled); the calls at new addresses run in train mode
     # and on inputs that require grad where the reference's outputs do not change so (evaluator.use_modes).
     # and one plain call (exchange.PLAIN) at a position drawn here, unknown to the candidate.
     restore: dict[str, Any] = {}
     modes = job.get("modes") or {}
     plan = call_plan(default_trials, len(trials), reweights is not None)
-    # never after the reweighted call: the parameters are the changed ones until the plan ends, and the plain
-    # call is judged against trial 0's reference, made with the sent ones
-    plan = with_plain(plan, secrets.randbelow(len(plan) + (0 if reweights is not None else 1)))
+    # never right after the reweighted call: the parameters are the changed ones until the reassigned call,
+    # and the plain call is judged against trial 0's reference, made with the sent ones
+    slots = [at for at in range(len(plan) + 1) if at == 0 or plan[at - 1][0] != "reweighted"]
+    plan = with_plain(plan, slots[secrets.randbelow(len(slots))])
+    # One trial call with autograd disabled, drawn here, runs under torch.inference_mode on inference tensors,
+    # as served models are called (x.is_inference() is True there and nowhere else).
+    quiet = [c for c, (label, _) in enumerate(plan) if label == "trial" and not grad_enabled(c)]
+    inference_at = quiet[secrets.randbelow(len(quiet))] if quiet else -1
     planned = 0  # the plan's calls so far: the evaluator's output buffers are per planned call
     for c, (label, trial) in enumerate(plan):
         if label == "reweighted":
             restore = set_state(model, reweights, torch)
             state_before.update({name: snapshot(t, torch) for name, t in state.items()})
-        if label in ("trial", "repeat", "reweighted"):
+        if label == "reassigned":  # new parameter objects holding the values sent at first
+            model.load_state_dict({k: v.detach().clone() for k, v in restore.items()}, strict=True, assign=True)
+            restore = {}
+            named_state.clear()
+            named_state.update(dict(model.named_parameters()) | dict(model.named_buffers()))
+            state.clear()
+            state.update(state_tensors(module, model, torch))
+            state_before.clear()
+            state_before.update({name: snapshot(t, torch) for name, t in state.items()})
+            containers_before.clear()
+            containers_before.update({n: fingerprint(x) for n, x in state_containers(module, model, torch).items()})
+        if label in ("trial", "repeat", "reweighted", "reassigned"):
             inputs = trials[trial]
         elif label == "rewrite":
             inputs = trials[default_trials - 1]
@@ -352,8 +369,11 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             if label == "fresh":  # as a layer gets them in training: outputs of earlier ops, not leaves
                 with torch.enable_grad():
                     inputs = [x * 1 if isinstance(x, torch.Tensor) and x.requires_grad else x for x in inputs]
+        if c == inference_at:
+            with torch.inference_mode():
+                inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         model.train(in_use and bool(modes.get("train")))
-        called = guarded_call(label, trial, inputs, buffers, grad_enabled(c))
+        called = guarded_call(label, trial, inputs, buffers, grad_enabled(c), c == inference_at)
         model.eval()
         if not called:
             return
@@ -369,16 +389,19 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             model,
             lambda t: data_trial(data, t, device, torch),  # as sent (the rewrite call wrote into one of trials)
             reweights,
-            recorder,
             poison,
-            baseline_threads,
+            watch,
+            mutated,
             candidate_path,
             torch,
         )
         if isinstance(gradient_calls, dict):  # the candidate raised in forward or backward
             channel.send({"phase": "correctness", "stage": "run", "error": gradient_calls})
             return
-        jobfiles.save([call.pop("grads") for call in gradient_calls], jobdir / "gradients.pt")
+        jobfiles.save(
+            [call.pop("grads") + call.pop("outputs") for call in gradient_calls],  # per call: gradients, outputs
+            jobdir / "gradients.pt",
+        )
         mark("gradients")
     spec_t = job["timing"]
     sources: list[list[Any]] = []
@@ -461,72 +484,87 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
 
 
 def gradient_check(
-    spec: dict[str, Any],
+    spec: list[dict[str, Any]],
     model: Any,
     inputs_of: Any,
     reweights: dict[str, Any] | None,
-    recorder: Any,
     poison: Any,
-    baseline: Any,
+    watch: Watch,
+    mutated: Any,
     candidate_path: str,
     torch: Any,
 ) -> list[dict[str, Any]] | dict[str, Any]:
-    """The gradient calls of a training operator (evaluate/gradients.py): per (trial, seed) of `spec`, the
-    candidate's gradients of its floating inputs (fresh copies that require grad) and parameters, the forward
-    and the backward each recorded as a call is (launches, ops, violations, threads, poisoning) under the labels
-    "gradient forward" and "backward". Each entry's "grads" are CPU copies (an empty tensor where the gradient
-    is None, listed in "missing"). A dict instead: the classified error of a forward or backward that raised."""
-    import contextlib
-
+    """The gradient calls of a training operator (evaluate/gradients.py), one per entry of `spec` (its trial,
+    upstream seed and layout, whether the inputs are frozen, whether the parameters changed in place first and
+    whether the module is in train mode): the candidate's gradients of its floating inputs (fresh copies in
+    their layout) and parameters, the forward and the backward each recorded as a call is (launches, ops,
+    violations, threads, poisoning) under the labels "gradient forward" and "backward"; the backward's record
+    also names the upstream gradients or inputs it changed, the module state the call changed (`mutated()`)
+    and any gradient that is not a plain tensor. Each entry's "grads" and "outputs" are CPU copies (an empty
+    tensor where a gradient is None, listed in "missing"). A dict instead: the classified error of a forward or
+    backward that raised."""
     from foundry.evaluate import gradients
-    from foundry.evaluate.runtime_guard import OpLog, live_threads
+    from foundry.evaluate.runtime_guard import VIOLATION_SUBCLASS
 
     out: list[dict[str, Any]] = []
-    moved = spec.get("reweighted") or [False] * len(spec["trials"])
-    for trial, seed, reweighted in zip(spec["trials"], spec["seeds"], moved, strict=True):
+    for setup in spec:
+        trial = int(setup["trial"])
         records: list[dict[str, Any]] = []
 
-        @contextlib.contextmanager
-        def watched(label: str, trial: int = trial, records: list[dict[str, Any]] = records) -> Any:
-            log = OpLog(recorder)
-            before, violations, foreign = recorder.total, len(recorder.violations), len(recorder.foreign)
+        def half(label: str, trial: int = trial, records: list[dict[str, Any]] = records) -> Any:
+            records.append({"label": label, "trial": trial})
             poison.finite = False
-            with log, poison:
-                yield
-                poisoned = poisoning(poison)
-            records.append(
-                {
-                    "label": label,
-                    "trial": trial,
-                    "launches": recorder.total - before,
-                    "ops": dict(log.ops),
-                    "work": dict(log.work),
-                    "threads": len(live_threads() - baseline),
-                    "poisoned": poisoned,
-                    "violations": recorder.violations[violations:],
-                    "foreign_streams": recorder.foreign[foreign:],
-                }
-            )
+            return watch(records[-1])
 
-        inputs = gradients.with_grad(inputs_of(trial))
-        restore = set_state(model, reweights, torch) if reweighted and reweights else {}  # as an optimizer step
+        @contextlib.contextmanager
+        def backward(
+            kept: list[tuple[str, Any]], half: Any = half, records: list[dict[str, Any]] = records
+        ) -> Iterator[None]:
+            before = [t.detach().clone() for _, t in kept]
+            with half("backward"):
+                yield
+            records[-1]["mutated_inputs"] = [
+                name for (name, t), b in zip(kept, before, strict=True) if not same_values(t.detach(), b, torch)
+            ]
+
+        inputs = gradients.with_grad(inputs_of(trial), bool(setup.get("frozen")))
+        moved = bool(setup.get("reweighted")) and reweights
+        restore = set_state(model, reweights, torch) if moved else {}  # as an optimizer step
+        model.train(bool(setup.get("train")))
         try:
-            names, grads = gradients.compute(
-                model, inputs, int(seed), lambda: watched("gradient forward"), lambda: watched("backward")
+            names, grads, outputs = gradients.compute(
+                model,
+                inputs,
+                int(setup["seed"]),
+                lambda: half("gradient forward"),
+                backward,
+                str(setup.get("layout", "dense")),
             )
         except BaseException as exc:  # noqa: B036 - whatever the candidate raises is the verdict's
             error = classify(exc, candidate_path)
             error["message"] = f"gradient check (forward and backward on trial {trial}): {error['message']}"
             return error
+        finally:
+            model.eval()
         if restore:
             set_state(model, restore, torch)
+        # only plain tensors are read here, outside the backward's op log: a subclass's own methods would run
+        handed = [f"the gradient of {n} is a {type(g).__name__}" for n, g in zip(names, grads, strict=True)]
+        handed = [h for h, g in zip(handed, grads, strict=True) if g is not None and type(g) is not torch.Tensor]
+        records[-1]["violations"] = records[-1].get("violations", []) + [VIOLATION_SUBCLASS + h for h in handed]
+        records[-1]["mutated_state"] = mutated()
+
+        def copied(t: Any) -> Any:
+            return t.detach().to("cpu", copy=True) if t is not None and type(t) is torch.Tensor else torch.empty(0)
+
         out.append(
             {
                 "trial": trial,
                 "names": names,
                 "missing": [n for n, g in zip(names, grads, strict=True) if g is None],
                 "records": records,
-                "grads": [g.detach().to("cpu", copy=True) if g is not None else torch.empty(0) for g in grads],
+                "grads": [copied(g) for g in grads],
+                "outputs": [copied(o) for o in outputs],
             }
         )
     return out
@@ -669,6 +707,35 @@ def reuse_fill(t: Any, reused: list[Any], torch: Any) -> Any:
     flat = source.detach().reshape(-1).to(device=t.device, dtype=t.dtype)
     repeats = -(-t.numel() // flat.numel())
     return t.copy_(flat.repeat(repeats)[: t.numel()].view(t.shape))
+
+
+class Watch:
+    """Candidate code under the op log and the poison fill (`with watch(record):`); on a normal exit, what the
+    runtime guard judges of it goes into `record`: launches, aten ops and their work, threads left running
+    beyond the baseline, whether the fill was sensed, guard violations and launches to foreign streams. Made
+    before any candidate code runs, with the op log's class and the thread census bound then."""
+
+    def __init__(self, recorder: Any, poison: Any, baseline: set[Any], op_log: Any, live_threads: Any) -> None:
+        self.recorder, self.poison, self.baseline = recorder, poison, baseline
+        self.op_log, self.live_threads = op_log, live_threads
+
+    @contextlib.contextmanager
+    def __call__(self, record: dict[str, Any]) -> Iterator[None]:
+        recorder = self.recorder
+        log = self.op_log(recorder)
+        before, violations, foreign = recorder.total, len(recorder.violations), len(recorder.foreign)
+        with log, self.poison:
+            yield
+            poisoned = poisoning(self.poison)
+        record |= {
+            "launches": recorder.total - before,
+            "ops": dict(log.ops),
+            "work": dict(log.work),
+            "threads": len(self.live_threads() - self.baseline),
+            "poisoned": poisoned,
+            "violations": recorder.violations[violations:],
+            "foreign_streams": recorder.foreign[foreign:],
+        }
 
 
 def poisoning(mode: Any) -> bool:

@@ -1,6 +1,7 @@
 # cheat: returns a tensor subclass (a lazy/deferred result whose comparisons could be rigged)
 # operator: softmax_rows
 # expect: output_type rule=plain_tensor
+# config: static_guard=false
 import torch
 import triton
 import triton.language as tl

@@ -5,9 +5,6 @@
 #        on every checked call.
 # operator: elementwise_chain
 # expect: mismatch
-# uncaught: worker.run calls every planned call under torch.set_grad_enabled(grad) only; no call runs under
-#           torch.inference_mode() (nor passes an inference tensor), so a kernel that branches on
-#           x.is_inference() is never run on the branch serving takes
 import torch
 import triton
 import triton.language as tl

@@ -7,12 +7,7 @@
 #        embed.weight), load_state_dict(..., assign=True) (meta-device init, accelerate's low_cpu_mem_usage), a
 #        LoRA merge or pruning step that assigns a new nn.Parameter, torch.nn.utils.parametrize.
 # operator: linear_small
-# expect: mismatch|state_dependent
-# uncaught: the worker loads the state with load_state_dict(strict=True) (copy_ into the existing parameters)
-#           and the reweighted call writes the parameters in place (worker.set_state: copy_), so a handle to the
-#           parameter objects always sees the current values; no call follows a change that replaces the
-#           parameter objects (load_state_dict(assign=True), setattr of a new nn.Parameter), which would show
-#           the handles are stale; the state scan sees an unchanged tuple between calls
+# expect: state_dependent
 import torch
 import triton
 import triton.language as tl
