@@ -113,13 +113,15 @@ def test_double_backward_raises(writer: TemplateWriter, tmp_path: Path):
         sys.modules.pop("training_kernel", None)
 
 
-def test_an_operator_whose_backward_has_no_template_is_declined_by_name(tmp_path: Path):
+def test_an_operator_whose_backward_has_no_template_is_declined_by_name(  # a strided convolution's
+    tmp_path: Path,
+):
     op = tmp_path / "conv_train.py"
     op.write_text(
         "import torch\nfrom torch import nn\n\nFOUNDRY_TRAINING = True\n\n\nclass Model(nn.Module):\n"
-        "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 4, 3)\n\n"
+        "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 4, 3, stride=2)\n\n"
         "    def forward(self, x):\n        return torch.relu(self.conv(x))\n\n\n"
         "def get_inputs():\n    return [torch.randn(2, 3, 8, 8)]\n\n\ndef get_init_inputs():\n    return []\n"
     )
     diagnosis = TemplateWriter().check(load_operator(str(op)).spec)
-    assert diagnosis is not None and "convolution_backward" in diagnosis.message
+    assert diagnosis is not None and "convolution_backward" in diagnosis.message and "stride 1" in diagnosis.message

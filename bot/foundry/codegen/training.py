@@ -127,7 +127,66 @@ def joint_module(model: nn.Module, inputs: Sequence[Any]) -> tuple[fx.GraphModul
     return gm, keys, list(found)
 
 
-class TrainingLowerer(Lowerer):
+class ConvBackward:
+    """convolution_backward as convolutions and reductions the emitters have (a mixin of TrainingLowerer): for a
+    convolution with stride 1, dilation 1 and one group, the input's gradient is the transposed convolution of the
+    upstream gradient with the weight (same padding); the weight's is the convolution of the input with the upstream
+    gradient, batch taken as channels (x and dy transposed (0, 1), the result transposed back); the bias's is the
+    upstream gradient summed over the spatial dims, then the batch."""
+
+    def op_convolution_backward(
+        self: Any,
+        node: fx.Node,
+        grad: Any,
+        x: Any,
+        w: Any,
+        bias_sizes: Any,
+        stride: Any,
+        padding: Any,
+        dilation: Any,
+        transposed: bool,
+        output_padding: Any,
+        groups: int,
+        output_mask: Any,
+    ) -> tuple[Any, Any, Any]:
+        gv, xv, wv = self.val(grad), self.val(x), self.val(w)
+        d = len(self.shape(xv)) - 2
+        if transposed or groups != 1 or any(v != 1 for v in stride) or any(v != 1 for v in dilation):
+            raise UnsupportedError(
+                "aten.convolution_backward",
+                "only a convolution with stride 1, dilation 1 and one group has a backward template",
+            )
+        pad = [int(v) for v in padding] * (d if len(padding) == 1 else 1)
+        attrs = dict(stride=[1] * d, dilation=[1] * d, output_padding=[0] * d, groups=1)
+        results: list[Any] = [None, None, None]
+        if output_mask[0]:
+            results[0] = self.add(
+                "conv", (gv, wv), self.shape(xv), torch.float32, base="conv_grad", padding=pad, transposed=True, **attrs
+            )
+        if output_mask[1]:
+
+            def swapped(v: str) -> str:
+                shape = self.shape(v)
+                return self.add(
+                    "hostview", (v,), (shape[1], shape[0], *shape[2:]), self.nodes[v].dtype,
+                    base=f"{v}_t", view="transpose", params=[0, 1],
+                )  # fmt: skip
+
+            ws = self.shape(wv)
+            per_in = self.add(
+                "conv", (swapped(xv), swapped(gv)), (ws[1], ws[0], *ws[2:]), torch.float32, base="conv_wgrad",
+                padding=pad, transposed=False, **attrs,
+            )  # fmt: skip
+            results[1] = self.add(
+                "hostview", (per_in,), ws, torch.float32, base="wgrad", view="transpose", params=[0, 1]
+            )
+        if output_mask[2]:
+            spatial = self.reduce("sum", gv, tuple(range(2, d + 2)), False, name="grad_spatial")
+            results[2] = self.reduce("sum", spatial, (0,), False, name="grad_channels")
+        return tuple(results)  # type: ignore[return-value]
+
+
+class TrainingLowerer(ConvBackward, Lowerer):
     """The lowering, plus what backward decompositions write that forwards do not: a one-hot of targets
     (nll_loss_backward: scatter of a value into zeros at each row's target) as where(position == target, value, 0),
     the positions an arange the launcher allocates (a host view, `positions`)."""
