@@ -113,9 +113,8 @@ def test_double_backward_raises(writer: TemplateWriter, tmp_path: Path):
         sys.modules.pop("training_kernel", None)
 
 
-def test_an_operator_whose_backward_has_no_template_is_declined_by_name(  # a strided convolution's
-    tmp_path: Path,
-):
+def test_a_backward_without_a_template_is_declined_by_name(tmp_path: Path):
+    """A strided convolution's backward (only stride 1, dilation 1 and one group have one)."""
     op = tmp_path / "conv_train.py"
     op.write_text(
         "import torch\nfrom torch import nn\n\nFOUNDRY_TRAINING = True\n\n\nclass Model(nn.Module):\n"
