@@ -1,8 +1,9 @@
 """Composition root for `foundry action triage|optimize|publish|run` inside GitHub Actions.
 
     triage    (GitHub-hosted runner, issues: write)  gate the event, 👀, status comment, list operators
-    optimize  (self-hosted GPU runner, read-only)    gate again, detect, `foundry optimize` per operator
-                                                     into the artifacts directory (no writes to GitHub)
+    optimize  (self-hosted GPU runner, issues: write) gate again, detect, `foundry optimize` per operator
+                                                     into the artifacts directory; moves the status comment
+                                                     (its only write to GitHub; skipped when refused)
     publish   (GitHub-hosted runner, contents+PRs)   read the artifacts as data, open/update one PR per
                                                      operator, edit the status comment, 🚀 or 😕
     run       all three in one job (one trusted runner that may write)
@@ -39,6 +40,7 @@ from foundry.github.detect import DetectedOperator, detect, fingerprint_at, oper
 from foundry.github.events import Event, IssueCommentEvent, load_event, valid_operator
 from foundry.github.gate import GateResult, Target, gate
 from foundry.github.gitrepo import GitError, GitRepo
+from foundry.github.progress import DEFAULT_INTERVAL_S, StatusProgress, Tick, watch
 from foundry.github.publish import (
     REPORTED,
     Outcome,
@@ -463,12 +465,14 @@ def optimize(
     artifacts: Path,
     parts: Parts = DEFAULT_PARTS,
     *,
-    progress: Callable[[list[str], int], None] | None = None,
+    stages: bool = True,
     summary: bool = True,
     approved: str | None = None,
 ) -> int:
     """Gate, detect and run the optimizer for each operator; write plan.json and per-operator dirs.
-    approved: the commit triage approved (else $FOUNDRY_HEAD); exactly that commit is optimized."""
+    approved: the commit triage approved (else $FOUNDRY_HEAD); exactly that commit is optimized.
+    The status comment of a comment run follows the operators (stages: the three-job form's body) where the
+    token may edit comments; nothing else is written to GitHub."""
     from foundry.evaluate import sandbox  # ctypes only: no torch for the action
 
     if not sandbox.protect_evaluator():  # its environment holds the tokens; operator code runs below it
@@ -501,18 +505,50 @@ def optimize(
         partial.replace(artifacts / PLAN_FILE)
 
     save(planned)
+    status = _status_progress(env, api, target, [p.ref for p in planned], stages=stages)
+    results: dict[str, str] = {}
+    interval = float(env.extra.get("FOUNDRY_PROGRESS_INTERVAL") or DEFAULT_INTERVAL_S)
     with _source_tree(env, target.head) as tree:
         for i, op in enumerate(planned):
-            if progress is not None:
-                progress([p.ref for p in planned], i)
             out_dir = artifacts / op.slug
-            code = parts.optimizer(dataclasses.replace(env, workspace=tree), op, out_dir)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            if status is not None:
+                status.update(dict(results), op.ref, "starting")
+
+                def tick(t: Tick, ref: str = op.ref) -> None:
+                    status.update(dict(results), ref, t.text())
+
+                watching = watch(out_dir / "optimize.log", interval, tick)
+            else:
+                watching = contextlib.nullcontext()
+            with watching:
+                code = parts.optimizer(dataclasses.replace(env, workspace=tree), op, out_dir)
             done.append(_collect(op, code, out_dir, reports))
+            results[op.ref] = "failed" if done[-1].error else "done"
             save(planned[i + 1 :])
+    if status is not None:
+        status.update(dict(results))
     if summary:
         write_summary(env, summary_markdown([], reports, problem="; ".join(o.error for o in done if o.error)))
     write_outputs(env, {"run": "true" if done else "false", "operators": json.dumps([o.ref for o in done])})
     return 0
+
+
+def _status_progress(
+    env: ActionEnv, api: GitHubApi | None, target: Target, refs: list[str], *, stages: bool
+) -> StatusProgress | None:
+    """The status comment's progress for a comment run (None for other events, or without a token)."""
+    if api is None or target.comment_id is None or target.issue_number is None or not refs:
+        return None
+    return StatusProgress(
+        api,
+        issue=target.issue_number,
+        comment_id=target.comment_id,
+        operators=refs,
+        run_url=env.run_url,
+        run_id=env.run_id,
+        stages=stages,
+    )
 
 
 def _pin(env: ActionEnv, target: Target, approved: str | None) -> Target:
@@ -852,7 +888,7 @@ def _finish(
 
 
 def run_all(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> int:
-    """triage, optimize and publish in one job, with the status comment edited as operators finish."""
+    """triage, optimize and publish in one job, with the status comment edited as operators go."""
     api = parts.api_factory(env)
     target, planned, reason = _triage(env, api)
     if target is None:
@@ -860,17 +896,6 @@ def run_all(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> in
         write_summary(env, f"# Kernel Foundry\n\nNothing to do: {reason}.")
         return 0
 
-    def progress(refs: list[str], done: int) -> None:
-        if api is not None and target.comment_id is not None and target.issue_number is not None:
-            try:
-                api.upsert_comment(
-                    target.issue_number,
-                    status_marker(target.comment_id),
-                    running_body(refs, run_url=env.run_url, done=done, run_id=env.run_id),
-                )
-            except GitHubApiError as exc:
-                log.warning("status comment not updated: %s", exc)
-
     shared = dataclasses.replace(parts, api_factory=lambda _env: api)  # one client: what it learned stays
-    optimize(env, artifacts, shared, progress=progress, summary=False, approved=target.head)
+    optimize(env, artifacts, shared, stages=False, summary=False, approved=target.head)
     return publish(env, artifacts, shared, approved=target.head)

@@ -6,6 +6,7 @@ candidate with the real `foundry check` and reports that verdict; the full runs 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -259,15 +260,17 @@ class Harness:
             "sender": {"login": login, "type": "User"},
         }
 
-    def run(self, step: str, env: action.ActionEnv, artifacts: Path | None = None) -> int:
+    def run(self, step: str, env: action.ActionEnv, artifacts: Path | None = None, *, optimizer=None) -> int:
+        """One step of the action; optimizer replaces the stand-in (same signature as Parts.optimizer)."""
         artifacts = artifacts or env.workspace.parent / "artifacts"
+        parts = self.parts if optimizer is None else dataclasses.replace(self.parts, optimizer=optimizer)
         if step == "run":
-            return action.run_all(env, artifacts, self.parts)
+            return action.run_all(env, artifacts, parts)
         if step == "triage":
-            return action.triage(env, self.parts)
+            return action.triage(env, parts)
         if step == "optimize":
-            return action.optimize(env, artifacts, self.parts)
-        return action.publish(env, artifacts, self.parts)
+            return action.optimize(env, artifacts, parts)
+        return action.publish(env, artifacts, parts)
 
     # reading results ---------------------------------------------------------------------------------
     def branch_file(self, branch: str, path: str) -> str | None:

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fake_github import ISSUES_TOKEN
 from foundry.github.events import EventError
 from harness import ZERO, kernel_source, operator_source, read_outputs
 
@@ -155,8 +156,10 @@ def test_the_three_job_status_comment_shows_each_stage(bot, tmp_path: Path) -> N
     assert f"- ⏳ `{OP}`" in body and "kernel-foundry:run id=" in body
     artifacts = tmp_path / "artifacts"
     writes = len(bot.fake.writes())
-    assert bot.run("optimize", bot.env("issue_comment", data, sha), artifacts) == 0
-    assert len(bot.fake.writes()) == writes, "the GPU job keeps a read-only token: it writes nothing"
+    assert bot.run("optimize", bot.env("issue_comment", data, sha, token=ISSUES_TOKEN), artifacts) == 0
+    gpu = bot.fake.writes()[writes:]
+    assert all(c.method == "PATCH" and "/issues/comments/" in c.path for c in gpu), "it edits the comment only"
+    assert "2. ⏳ optimize on the GPU runner (1 of 1 finished)" in status(), "the GPU job moved it"
     assert bot.run("publish", bot.env("issue_comment", data, sha), artifacts) == 0
     edits = [
         c.body["body"]

@@ -16,7 +16,18 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 PREFIX = "/api/v3"
-TOKEN = "test-token-not-secret"
+TOKEN = "test-token-not-secret"  # every permission the bot's jobs ask for
+ISSUES_TOKEN = "issues-write-token-not-secret"  # contents and pull requests read, issues write (the GPU job)
+READ_TOKEN = "read-only-token-not-secret"  # read only
+
+# the permission a write needs, by path (GitHub: an issue comment, reaction, label or assignee needs
+# `issues: write` or `pull-requests: write`; a pull request `pull-requests: write`; a ref `contents: write`)
+SCOPES = (
+    (re.compile(r"/issues/"), ("issues", "pull-requests")),
+    (re.compile(r"/pulls"), ("pull-requests",)),
+    (re.compile(r"/git/"), ("contents",)),
+    (re.compile(r"/actions/"), ("actions",)),
+)
 
 
 @dataclass
@@ -62,6 +73,12 @@ class FakeGitHub:
         self.bare = bare_repo
         self.default_branch = default_branch
         self.permissions: dict[str, str] = {}
+        # what each token may write (reads are always allowed); a write beyond it gets GitHub's 403
+        self.tokens: dict[str, frozenset[str]] = {
+            TOKEN: frozenset({"contents", "issues", "pull-requests", "actions"}),
+            ISSUES_TOKEN: frozenset({"issues"}),
+            READ_TOKEN: frozenset(),
+        }
         self.user_types: dict[str, str] = {}
         self.fork_pulls: set[int] = set()
         self.issues: dict[int, dict] = {}
@@ -132,6 +149,12 @@ class FakeGitHub:
     def add_comment(self, number: int, body: str, login: str) -> dict:
         with self._lock:
             return self._create_comment(number, body, login)
+
+    def may_write(self, token: str, path: str) -> bool:
+        for pattern, scopes in SCOPES:
+            if pattern.search(path):
+                return any(scope in self.tokens[token] for scope in scopes)
+        return True
 
     def writes(self) -> list[Call]:
         return [c for c in self.calls if c.method in ("POST", "PATCH", "PUT", "DELETE")]
@@ -502,10 +525,13 @@ class FakeGitHub:
                     if fault is not None:
                         fault.times -= 1
                 auth = self.headers.get("Authorization", "")
+                token = auth.partition(" ")[2] if auth.partition(" ")[0] in ("token", "Bearer") else ""
                 status, payload, headers = 200, None, {}
                 try:
-                    if auth not in (f"token {TOKEN}", f"Bearer {TOKEN}"):
+                    if token not in fake.tokens:
                         raise _Error(401, "Bad credentials")
+                    if method != "GET" and not fake.may_write(token, path):
+                        raise _Error(403, "Resource not accessible by integration")
                     if fault is not None and not fault.process:
                         raise _Error(fault.status, fault.message, fault.headers)
                     with fake._lock:

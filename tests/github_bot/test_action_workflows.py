@@ -59,7 +59,9 @@ def test_example_workflow_structure(path: Path) -> None:
     assert len(gpu) == 1, "one job on the GPU runner"
     optimize = gpu[0]
     assert optimize["runs-on"] == ["self-hosted", "gpu"]
-    assert set(optimize["permissions"].values()) <= READ_ONLY, "the GPU job has a read-only token"
+    writes = {scope for scope, level in optimize["permissions"].items() if level not in READ_ONLY}
+    assert writes <= {"issues"}, "the GPU job's token reads code and pull requests; it may only edit comments"
+    assert optimize["permissions"].get("contents") == "read" and optimize["permissions"].get("pull-requests") == "read"
     checkout = next(s for s in optimize["steps"] if str(s.get("uses", "")).startswith("actions/checkout"))
     ref = checkout.get("with", {}).get("ref", "")
     assert "pull_request.head" not in ref and "event.comment" not in ref, "never check out fork code on the GPU"
@@ -135,3 +137,12 @@ def test_actionlint_checks_uses_of_the_action(tmp_path: Path) -> None:
     assert good.returncode == 0, good.stdout
     bad = lint("          step: publish\n          artefacts: out\n")
     assert bad.returncode != 0 and "artefacts" in bad.stdout
+
+
+@pytest.mark.parametrize("path", ALL_WORKFLOWS, ids=lambda p: p.name)
+def test_no_workflow_puts_event_text_into_a_shell(path: Path) -> None:
+    """Every workflow of the repository (ci.yml too): no expression in a `run:` line, so nothing from an
+    event (a title, a branch name, a comment) can become a command; such values go through `env:`."""
+    for name, job in load(path)["jobs"].items():
+        for line in run_lines(job.get("steps", [])):
+            assert not EXPRESSION.search(line), f"{path.name}: job {name} interpolates into a shell: {line!r}"

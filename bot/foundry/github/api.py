@@ -240,6 +240,18 @@ class GitHubApi:
             self.bot_login = made.author
         return made
 
+    def edit_comment(self, issue: int, marker: str, body: str, *, only_if: str) -> bool:
+        """Edit the bot's comment carrying marker, only while it still says only_if (a run's progress never
+        overwrites what came after it, such as "stopped"); never creates one. True when the comment says body."""
+        if marker not in body:
+            body = f"{marker}\n{body}"
+        existing = self.find_comment(issue, marker)
+        if existing is None or only_if not in existing.body:
+            return False
+        if existing.body != body:
+            self.call(f"edit comment {existing.id}", lambda: self._issue_comment(existing.id).edit(body))
+        return True
+
     def bot_comments(self, issue: int) -> list[CommentRef]:
         """The bot's own comments on an issue or pull request, oldest first."""
         return self._lookup(

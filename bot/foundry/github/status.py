@@ -32,10 +32,46 @@ def stopped_body(login: str, *, run_url: str) -> str:
     return f"🛑 **Kernel Foundry** was stopped by @{login}{where}."
 
 
-def running_body(operators: Sequence[str], *, run_url: str, done: int = 0, run_id: str = "") -> str:
-    listed = "\n".join(
-        f"- {'✅' if i < done else ('⏳' if i == done else '⏸️')} {code_span(op)}" for i, op in enumerate(operators)
-    )
+ICONS = {"done": "✅", "failed": "❌", "unfinished": "⏸️"}
+
+
+def operator_lines(
+    operators: Sequence[str],
+    *,
+    results: Mapping[str, str] | None = None,
+    current: str | None = None,
+    detail: str = "",
+    pending: str = "⏸️",
+) -> str:
+    """One line per operator: what became of it (results: ref → done | failed | unfinished), ⏳ for the one
+    being optimized (with detail, e.g. its generation), pending for the others."""
+    lines = []
+    for op in operators:
+        found = (results or {}).get(op)
+        if found is not None:
+            icon = ICONS.get(found, "⏸️")
+        elif op == current:
+            icon = "⏳"
+        else:
+            icon = pending
+        more = f" — {escape(detail)}" if op == current and detail and found is None else ""
+        lines.append(f"- {icon} {code_span(op)}{more}")
+    return "\n".join(lines)
+
+
+def running_body(
+    operators: Sequence[str],
+    *,
+    run_url: str,
+    run_id: str = "",
+    results: Mapping[str, str] | None = None,
+    current: str | None = None,
+    detail: str = "",
+) -> str:
+    """The status comment of the one-job form while it optimizes (the first operator is next at the start)."""
+    if current is None and not results and operators:
+        current = operators[0]
+    listed = operator_lines(operators, results=results, current=current, detail=detail)
     where = f" ([workflow run]({run_url}))" if run_url else ""
     marker = run_marker(run_id)
     body = f"⏳ **Kernel Foundry** {RUNNING}{where}:\n\n{listed or '- (detecting operators)'}"
@@ -57,10 +93,13 @@ def stages_body(
     run_url: str,
     run_id: str = "",
     results: Mapping[str, str] | None = None,
+    current: str | None = None,
+    detail: str = "",
 ) -> str:
     """The status comment of the three-job workflow: which job the run is in, and per operator what the
-    optimize job handed over (results: ref → done | failed | unfinished; none while it runs). Only triage
-    and publish write it: the GPU job keeps a read-only token."""
+    optimize job has finished (results: ref → done | failed | unfinished; None before it starts), the one it
+    is optimizing now (current, with detail such as its generation) and those still waiting. Triage writes
+    it, the optimize job moves it as it goes (where its token may edit comments), publish writes the rest."""
     now = STAGES.index(stage)
     steps = []
     for i, name in enumerate(STAGES):
@@ -70,11 +109,8 @@ def stages_body(
             finished = sum(1 for r in results.values() if r == "done")
             text += f" ({finished} of {len(operators)} finished)"
         steps.append(f"{i + 1}. {mark} {text}")
-    icons = {"done": "✅", "failed": "❌", "unfinished": "⏸️"}
-    listed = "\n".join(
-        f"- {icons.get((results or {}).get(op, ''), '⏳' if stage == 'optimize' else '⏸️')} {code_span(op)}"
-        for op in operators
-    )
+    pending = "⏳" if stage == "optimize" and current is None else "⏸️"
+    listed = operator_lines(operators, results=results, current=current, detail=detail, pending=pending)
     where = f" ([workflow run]({run_url}))" if run_url else ""
     body = f"⏳ **Kernel Foundry** {RUNNING}{where}:\n\n" + "\n".join(steps) + f"\n\n{listed}"
     marker = run_marker(run_id)
