@@ -1345,7 +1345,8 @@ class CandidateEvaluator:
     def widest(
         self, model: nn.Module, inputs: list[Any], variants: list[list[Any]], aligned: bool = False
     ) -> list[Any] | None:
-        """For an operator without parameters whose floating inputs share their last dimension: that dimension
+        """For an operator without parameters whose floating inputs share their last dimension (and whose other
+        tensors, if any, are per row, as class labels are: drawn again for the rows kept): that dimension
         wider than every declared shape and variant (at least WIDE_MIN, 4x the widest, plus a secret odd amount),
         with as many leading rows as keep the inputs under the edge element cap, the values drawn from the
         inputs' own: a kernel with one block per row capped at some width (no loop over the rest) is wrong here.
@@ -1354,8 +1355,13 @@ class CandidateEvaluator:
         other inputs, or the cap leaves no row."""
         if any(True for _ in model.parameters()) or any(True for _ in model.buffers()):
             return None
-        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
-        if not tensors or not all(t.is_floating_point() and t.dim() >= 1 and t.numel() > 0 for t in tensors):
+        every = [x for x in inputs if isinstance(x, torch.Tensor)]
+        tensors = [t for t in every if t.is_floating_point()]
+        if not tensors or not all(t.dim() >= 1 and t.numel() > 0 for t in tensors):
+            return None
+        lead = tensors[0].shape[0] if tensors[0].dim() >= 2 else None
+        labels = [t for t in every if not t.is_floating_point()]  # per row, as class indices are: resampled
+        if any(lead is None or t.dim() < 1 or t.shape[0] != lead or t.numel() == 0 for t in labels):
             return None
         width = tensors[0].shape[-1]
         if any(t.shape[-1] != width for t in tensors):
@@ -1374,6 +1380,9 @@ class CandidateEvaluator:
         def widened(x: Any) -> Any:
             if not isinstance(x, torch.Tensor):
                 return x
+            if not x.is_floating_point():  # labels: as many rows, drawn from the declared ones
+                pick = torch.randint(0, x.shape[0], (rows,), device=x.device)
+                return x[pick].clone()
             shape = (rows, *x.shape[1:-1], wide) if x.dim() >= 2 else (wide,)
             flat = x.detach().reshape(-1)
             pick = torch.randint(0, flat.numel(), (math.prod(shape),), device=flat.device)

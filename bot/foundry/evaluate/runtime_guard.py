@@ -471,7 +471,7 @@ class OpLog(TorchDispatchMode):
         ):
             return out
         self.recorder.check_stream(short)
-        if func.__name__.split(".")[0] in {"_to_copy", "copy_", "to", "clone"} and changes_dtype(args, out):
+        if func.__name__.split(".")[0] in {"_to_copy", "copy_", "to", "clone", "type_as"} and changes_dtype(args, out):
             identity = f"{identity}[dtype]"
         self.ops[identity] += 1
         self.work[identity] += op_work(func, args, kwargs, out)
