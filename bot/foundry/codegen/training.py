@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -455,6 +456,23 @@ class TrainingAnalysis:
         return self.main.forward.channel_convs
 
 
+def named_constants(analysis: Analysis) -> Analysis:
+    """Constants that follow a constructor argument (a layer norm's width in its backward: `self.hidden`) take its
+    name, so that the launch reads `hidden=self.hidden`, not `const=self.hidden`."""
+    graph = analysis.graph
+    for name, expr in list(analysis.const_exprs.items()):
+        match = re.fullmatch(r"self\.(\w+)", expr)
+        want = match.group(1) if match else ""
+        if not want or want == name or want in graph.nodes or not usable_name(want):
+            continue
+        rename(graph, name, want)
+        analysis.const_exprs[want] = analysis.const_exprs.pop(name)
+        for table in (analysis.full_shapes, analysis.capture_shapes):
+            if name in table:
+                table[want] = table.pop(name)  # type: ignore[index]
+    return analysis
+
+
 def analyze_training(loaded: Any) -> TrainingAnalysis:
     """LoadedOperator → TrainingAnalysis (raises UnsupportedError)."""
     modes: dict[str, Half] = {}
@@ -474,7 +492,7 @@ def analyze_training(loaded: Any) -> TrainingAnalysis:
             name=f"{backward.name}_bwd",
             forward_args=[*forward.forward_args, *part.tangents, *part.saved],
         )
-        modes[save] = Half(forward, backward, part)
+        modes[save] = Half(named_constants(forward), named_constants(backward), part)
     if not modes:
         assert refused is not None
         raise refused
