@@ -971,16 +971,22 @@ class CandidateEvaluator:
         gradients strided; the largest declared or edge variant (rows past a tile, a batch of one), in train
         mode where the reference ignores the mode; and a transformed trial (labels at -100, else non-contiguous
         inputs) with one upstream value broadcast with stride 0 (y.sum().backward()) and, where there are
-        parameters, inputs that do not require grad (a first layer: only the parameters' gradients)."""
-        calls = [self.reference_gradients(model, sent[0], 0)]
+        parameters, inputs that do not require grad (a first layer: only the parameters' gradients).
+        An operator whose reference depends on the mode (batch statistics) trains in train mode: every call runs
+        in it, with the buffers the call leaves (running statistics) judged beside the gradients; one that is
+        random in train mode (dropout) is checked in eval mode only."""
+        always = not modes.get("train") and self.deterministic_in_train(model, sent[0])
+        calls = [self.reference_gradients(model, sent[0], 0, train=always)]
         trial = min(1, self.trials - 1)
         if reweights is None:
-            calls.append(self.reference_gradients(model, sent[trial], trial, layout="strided"))
+            calls.append(self.reference_gradients(model, sent[trial], trial, layout="strided", train=always))
         else:
             moved = copy.deepcopy(model)
             moved.load_state_dict({k: v.to(self.device) for k, v in reweights.items()})
-            calls.append(self.reference_gradients(moved, sent[trial], trial, reweighted=True, layout="strided"))
-        train = bool(modes.get("train"))
+            calls.append(
+                self.reference_gradients(moved, sent[trial], trial, reweighted=True, layout="strided", train=always)
+            )
+        train = bool(modes.get("train")) or always
 
         def size(t: int) -> int:
             return sum(x.numel() for x in sent[t] if isinstance(x, torch.Tensor))
@@ -1000,6 +1006,19 @@ class CandidateEvaluator:
             )
         return calls
 
+    def deterministic_in_train(self, model: nn.Module, inputs: list[Any]) -> bool:
+        """Whether the reference gives the same outputs twice in train mode from the same state (batch
+        statistics: yes; dropout: no)."""
+        try:
+            outs = []
+            for _ in range(2):
+                copied = copy.deepcopy(model).train()
+                with torch.no_grad():
+                    outs.append(as_outputs(copied(*to_device(inputs, self.device))))
+        except Exception:  # noqa: BLE001 - a reference that refuses train mode is checked in eval mode
+            return False
+        return all(torch.equal(a, b) for a, b in zip(*outs, strict=True))
+
     def reference_gradients(
         self,
         model: nn.Module,
@@ -1014,15 +1033,18 @@ class CandidateEvaluator:
         the reference's gradients of its floating inputs (unless `frozen`) and parameters (None where an output
         does not depend on one), and per gradient the operator's tolerance scaled to it, with a slack of
         NOISE_FACTOR times the reference's own distance from the same gradients in fp64 (sums over a batch
-        cancel: the reference is no more right there) and SLACK_ULPS epsilons of its magnitude; the forward's
-        outputs with the tolerances of a trial's. `train`: the candidate runs in train mode (the reference's
-        outputs do not depend on it)."""
+        cancel: the reference is no more right there) and SLACK_ULPS epsilons of its magnitude (at least of the
+        call's largest gradient's); the forward's outputs with the tolerances of a trial's. `train`: in train
+        mode, on a copy of the model, whose buffers after the call (running statistics, counts) the candidate's
+        must match."""
         seed = secrets.randbits(62)
         on_device = to_device(inputs, self.device)
-        names, refs, outs = gradients.compute(model, gradients.with_grad(on_device, frozen), seed, layout=layout)
+        trained = copy.deepcopy(model).train(train)
+        names, refs, outs = gradients.compute(trained, gradients.with_grad(on_device, frozen), seed, layout=layout)
+        buffers = [(n, b.detach().clone()) for n, b in trained.named_buffers()] if train else []
         wide: list[torch.Tensor | None] = [None] * len(refs)
         try:
-            twin = copy.deepcopy(model).double()
+            twin = copy.deepcopy(model).double().train(train)
             doubled = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in on_device]
             twin_names, wide, _ = gradients.compute(twin, gradients.with_grad(doubled, frozen), seed, layout=layout)
             if twin_names != names:
@@ -1030,12 +1052,24 @@ class CandidateEvaluator:
         except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
             wide = [None] * len(refs)
         tolerances: list[Tolerance | None] = []
+        # A gradient whose true value is zero (a batch norm's weight under one upstream value broadcast, a bias
+        # added before a softmax) is all rounding: its noise is of the size of the call's largest gradients (the
+        # terms that cancel), not of its own entries, so its slack has that floor.
+        typical = refs  # one value broadcast upstream can cancel every gradient: the scale from a dense draw
+        if layout == "expanded":
+            again = copy.deepcopy(model).train(train)
+            typical = gradients.compute(again, gradients.with_grad(on_device, frozen), secrets.randbits(62))[1]
+        scale = max(
+            (float(r.detach().abs().nan_to_num(0.0, 0.0, 0.0).max()) for r in typical if r is not None and r.numel()),
+            default=0.0,
+        )
         for ref, w in zip(refs, wide, strict=True):
             if ref is None:
                 tolerances.append(None)
                 continue
             ref = ref.detach()
-            slack = SLACK_ULPS * torch.finfo(ref.dtype).eps * ref.abs().nan_to_num(0.0, 0.0, 0.0)
+            eps = torch.finfo(ref.dtype).eps
+            slack = SLACK_ULPS * eps * ref.abs().nan_to_num(0.0, 0.0, 0.0).clamp(min=scale)
             if w is not None and w.shape == ref.shape:
                 slack = torch.maximum(slack, NOISE_FACTOR * (w.detach() - ref.double()).abs().nan_to_num(0.0, 0.0, 0.0))
             tolerance = strengthened(ref, self.tolerance, self.rules.tolerance.probe_scale)
@@ -1052,6 +1086,8 @@ class CandidateEvaluator:
             "tolerances": tolerances,
             "outputs": outs,
             "output_tolerances": self.trial_tolerances(outs),
+            "buffer_names": [n for n, _ in buffers],
+            "buffers": [b for _, b in buffers],
         }
 
     def check_gradients(
@@ -1109,7 +1145,8 @@ class CandidateEvaluator:
                     rule="inputs_unmodified",
                     kind=FailureKind.INPUT_MUTATION,
                 ), records
-            got_grads, outputs = got[: len(expected["names"])], got[len(expected["names"]) :]  # worker.run's order
+            n_grads, n_outs = len(expected["names"]), len(expected["outputs"])
+            got_grads, outputs, buffers = got[:n_grads], got[n_grads : n_grads + n_outs], got[n_grads + n_outs :]
             if len(outputs) != len(expected["outputs"]):
                 return failed(
                     f"{setup}: the forward gave {len(outputs)} floating outputs, not {len(expected['outputs'])}",
@@ -1122,6 +1159,31 @@ class CandidateEvaluator:
                     expected["output_tolerances"][k],
                     kind=FailureKind.MISMATCH,
                     what=f"{setup}, gradient call's forward (grad enabled, inputs requiring grad), output {k}",
+                )
+                if diag is not None:
+                    return diag, records
+            if call.get("buffer_names") != expected["buffer_names"] or len(buffers) != len(expected["buffers"]):
+                return failed(
+                    f"{setup}: the module's buffers after the call are not the reference's "
+                    f"({', '.join(expected['buffer_names']) or 'none'})",
+                    rule="state_unmodified",
+                    kind=FailureKind.STATE_DEPENDENT,
+                ), records
+            for name, b, ref in zip(expected["buffer_names"], buffers, expected["buffers"], strict=True):
+                if not ref.is_floating_point():  # a count (num_batches_tracked): exactly
+                    if not torch.equal(b.to(ref.device), ref):
+                        return failed(
+                            f"{setup}: buffer {name} after the call is {b.tolist()}, not {ref.tolist()}",
+                            rule="state_unmodified",
+                            kind=FailureKind.STATE_DEPENDENT,
+                        ), records
+                    continue
+                diag = compare(
+                    b.to(self.device),
+                    ref,
+                    strengthened(ref, self.tolerance, self.rules.tolerance.probe_scale),
+                    kind=FailureKind.MISMATCH,
+                    what=f"{setup}, buffer {name} after the call (train mode updates it)",
                 )
                 if diag is not None:
                     return diag, records
@@ -1464,7 +1526,7 @@ class CandidateEvaluator:
                     "reweighted": prepared.reweighted,
                     "modes": prepared.modes,
                     "gradients": [
-                        {k: g[k] for k in ("trial", "seed", "reweighted", "layout", "frozen", "train")}
+                        {k: g[k] for k in ("trial", "seed", "reweighted", "layout", "frozen", "train", "buffer_names")}
                         for g in prepared.gradients
                     ]
                     or None,

@@ -399,7 +399,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             channel.send({"phase": "correctness", "stage": "run", "error": gradient_calls})
             return
         jobfiles.save(
-            [call.pop("grads") + call.pop("outputs") for call in gradient_calls],  # per call: gradients, outputs
+            [call.pop("grads") + call.pop("outputs") + call.pop("buffers") for call in gradient_calls],
             jobdir / "gradients.pt",
         )
         mark("gradients")
@@ -530,6 +530,9 @@ def gradient_check(
         inputs = gradients.with_grad(inputs_of(trial), bool(setup.get("frozen")))
         moved = bool(setup.get("reweighted")) and reweights
         restore = set_state(model, reweights, torch) if moved else {}  # as an optimizer step
+        held = dict(model.named_buffers())
+        tracked = [n for n in setup.get("buffer_names") or [] if n in held]  # train mode moves these (batch stats)
+        kept_buffers = {n: held[n].detach().clone() for n in tracked}
         model.train(bool(setup.get("train")))
         try:
             names, grads, outputs = gradients.compute(
@@ -546,6 +549,10 @@ def gradient_check(
             return error
         finally:
             model.eval()
+        buffers = [held[n].detach().to("cpu", copy=True) for n in tracked]  # judged, then put back as sent
+        with torch.no_grad():
+            for n in tracked:
+                held[n].copy_(kept_buffers[n])
         if restore:
             set_state(model, restore, torch)
         # only plain tensors are read here, outside the backward's op log: a subclass's own methods would run
@@ -565,6 +572,8 @@ def gradient_check(
                 "records": records,
                 "grads": [copied(g) for g in grads],
                 "outputs": [copied(o) for o in outputs],
+                "buffer_names": tracked,
+                "buffers": buffers,
             }
         )
     return out

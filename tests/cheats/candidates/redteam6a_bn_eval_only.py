@@ -5,10 +5,6 @@
 #        statistics: this kernel does none of it, so outputs, gradients and running stats are all wrong.
 # operator: rt6a_batchnorm_train
 # expect: mismatch
-# uncaught: the reference runs only in eval mode (evaluator.prepare_job: model.eval(); reference_gradients uses that
-#           model), evaluator.use_modes allows train-mode calls only where the reference's outputs do not change with
-#           the mode (so for BatchNorm or Dropout none), and worker.gradient_check runs in eval mode: a training
-#           operator whose semantics depend on the mode is never judged in the mode it trains in
 import torch
 import triton
 import triton.language as tl

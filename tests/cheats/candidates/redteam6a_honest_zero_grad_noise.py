@@ -4,11 +4,6 @@
 #        kernel's are both rounding noise (~1e-8), summed in different orders.
 # operator: rt6a_softmax_rowbias_train
 # expect: verified
-# uncaught: a false rejection: evaluator.reference_gradients scales the gradient's atol to its own magnitude
-#           (strengthened: 0.01 x mean |ref|, here ~1e-10) and its slack is 32 eps |ref| and 4 x |ref - fp64|, both
-#           of the order of the reference's own noise; where the true gradient is zero, an honest kernel's noise
-#           exceeds four times the reference's in some row (~10% a row, 64 rows, 2 calls), and it is rejected as
-#           "gradient of input 1 ... outside atol"
 import torch
 import triton
 import triton.language as tl
