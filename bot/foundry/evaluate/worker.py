@@ -280,7 +280,10 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     ) -> bool:
         poison.finite = label == PLAIN
         if poison.finite:
-            poison.reuse_from([copy for _, copy in previous])
+            # the previous call's outputs, or where none came before this call's own inputs (as freed memory)
+            poison.reuse_from(
+                [copy for _, copy in previous] or [x.detach().clone() for x in inputs if isinstance(x, torch.Tensor)]
+            )
         snapshot = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         record: dict[str, Any] = {"label": label, "trial": trial, "grad": grad, "inference": inference}
         try:
@@ -680,10 +683,11 @@ def poison_mode(torch: Any) -> Any:
     allocators = {aten.empty, aten.empty_like, aten.empty_strided, aten.new_empty, aten.new_empty_strided}
 
     class Poison(TorchDispatchMode):
-        # The plain call's allocations hold what memory holds in use: zeros (fresh pages), or the values of the
-        # previous call's outputs (the caching allocator hands back the block a result was just read from),
-        # chosen secretly per call (reuse_from); integer and boolean memory likewise. Never a distribution
-        # of its own (normal values, half negative, were a tell no reused memory has).
+        # The plain call's allocations hold what memory holds in use: the values of the previous call's outputs
+        # (the caching allocator hands back the block a result was just read from), or of the call's inputs
+        # where none came before (reuse_from); integer and boolean memory likewise. Not zeros (fresh pages): a
+        # kernel that accumulates into its uninitialised output is right on zeros and wrong in use.
+        # Never a distribution of its own (normal values, half negative, were a tell no reused memory has).
         finite = False
         reused: list[Any] = []  # the previous call's outputs (copies), or empty: zeros
 
@@ -698,9 +702,8 @@ def poison_mode(torch: Any) -> Any:
             return out
 
         def reuse_from(self, outputs: list[Any]) -> None:
-            """Set up the plain call: zeros, or (where there are) the values of `outputs`, at random."""
-            pool = [t for t in outputs if isinstance(t, torch.Tensor) and t.numel() > 0]
-            self.reused = pool if pool and secrets.randbelow(2) else []
+            """Set up the plain call: the values of `outputs`, or zeros where there are none."""
+            self.reused = [t for t in outputs if isinstance(t, torch.Tensor) and t.numel() > 0]
 
     return Poison()
 
