@@ -276,6 +276,7 @@ class Selection:
     skipped: list[str]
     note: str
     retired: list[tuple[str, str]]  # (operator, what became of it): deleted or renamed; their open PRs are closed
+    unread: list[tuple[str, str]] = field(default_factory=list)  # (file, why it holds no operator the bot reads)
 
 
 def _operators(env: ActionEnv, target: Target) -> Selection:
@@ -297,7 +298,7 @@ def _operators(env: ActionEnv, target: Target) -> Selection:
                 f"{target.operator} is not an operator at {head[:12]} (found: {', '.join(sorted(names)) or 'none'})"
             )
         wanted: list[DetectedOperator] = [o for o in found if o.class_name == (cls or "Model")]
-        note, skipped = "", []
+        note, skipped, unread = "", [], []
     else:
         base = target.compare_base
         if base is None and target.kind == "push" and target.base_branch != target.default_branch:
@@ -309,6 +310,7 @@ def _operators(env: ActionEnv, target: Target) -> Selection:
         wanted = list(detection.wanted)
         note = detection.note
         skipped = [f"{s.path}: {s.reason}" for s in detection.skipped]
+        unread = [(s.path, s.reason) for s in detection.skipped]
         skipped += [f"{o.ref}: {o.status}" for o in detection.operators if not o.wanted]
         retired = [(o.ref, "was deleted") for o in detection.operators if o.status == "deleted"]
         retired += [
@@ -336,7 +338,7 @@ def _operators(env: ActionEnv, target: Target) -> Selection:
                 policy=settings.policy,
             )
         )
-    return Selection(planned=planned, skipped=skipped, note=note, retired=retired)
+    return Selection(planned=planned, skipped=skipped, note=note, retired=retired, unread=unread)
 
 
 def _fork_point(git: GitRepo, head: str, default_branch: str) -> str | None:
@@ -398,7 +400,15 @@ def _triage(
             except GitHubApiError as exc:
                 log.warning("could not close the PRs of deleted operators: %s", exc)
         note = selection.note
+        unread = "; ".join(f"{path}: {why}" for path, why in selection.unread)
         problem = "" if planned else "no new or changed operator" + (f" ({note})" if note else "")
+        if unread and problem:
+            problem += f"; not read as operators: {unread}"
+        elif unread:  # said where people look: the job summary
+            listed = "\n".join(f"- {code_span(path)}: {escape(why)}" for path, why in selection.unread)
+            write_summary(
+                env, f"**Not read as operators** (changed files without an operator the bot reads):\n\n{listed}\n"
+            )
     if commented:
         if problem:
             _finish(env, api, target, [], [], problem)
@@ -444,7 +454,7 @@ def triage(env: ActionEnv, parts: Parts = DEFAULT_PARTS) -> int:
     target, planned, reason = _triage(env, parts.api_factory(env), three_jobs=True)
     if target is None:
         write_outputs(env, {"run": "false", "reason": reason})
-        write_summary(env, f"# Kernel Foundry\n\nNothing to do: {reason}.")
+        write_summary(env, f"# Kernel Foundry\n\nNothing to do: {escape(reason)}.")
         return 0
     write_outputs(
         env,
@@ -893,7 +903,7 @@ def run_all(env: ActionEnv, artifacts: Path, parts: Parts = DEFAULT_PARTS) -> in
     target, planned, reason = _triage(env, api)
     if target is None:
         write_outputs(env, {"run": "false", "reason": reason, "pr-number": "", "pr-url": "", "best-speedup": ""})
-        write_summary(env, f"# Kernel Foundry\n\nNothing to do: {reason}.")
+        write_summary(env, f"# Kernel Foundry\n\nNothing to do: {escape(reason)}.")
         return 0
 
     shared = dataclasses.replace(parts, api_factory=lambda _env: api)  # one client: what it learned stays
