@@ -142,6 +142,10 @@ def on_meta(fn: Any) -> Any:
         return fn()
 
 
+# Powers of an input size that operators use as scales: 1 / sqrt(d), sqrt(d), 1 / d.
+SIZE_POWERS = (-0.5, 0.5, -1)
+
+
 class Merger:
     """Resolve per-capture literals to expressions valid for every capture."""
 
@@ -194,11 +198,35 @@ class Merger:
                 for d in range(len(shapes[0])):
                     if [s[d] for s in shapes] == list(values):
                         return f"{name}.shape[{d}]"
+            found = self.from_input_sizes(values)
+            if found is not None:
+                return found
             for name, shapes in self.input_shapes():
                 found = per_element(values, [math.prod(s) for s in shapes])
                 if found is not None:  # a mean's backward: the upstream gradient over the element count
                     return found.format(numel=f"{name}.numel()")
         raise UnsupportedError("size-dependent constant", f"values {values} match no constructor argument")
+
+    def from_input_sizes(self, values: list[Any]) -> str | None:
+        """A function of the forward's input sizes: a product of adjacent dims of one input (the b * h that an
+        einsum folds into one batch dim), or a power of one dim (the 1 / sqrt(d) of attention,
+        `x.shape[-1] ** -0.5`), computed in the forward as the reference computes it."""
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            return None
+        for name, shapes in self.input_shapes():
+            rank = len(shapes[0])
+            for start in range(rank):
+                for stop in range(start + 2, rank + 1):
+                    if [math.prod(s[start:stop]) for s in shapes] == list(values):
+                        return " * ".join(f"{name}.shape[{d}]" for d in range(start, stop))
+            for d in range(rank):
+                for power in SIZE_POWERS:
+                    if all(
+                        s[d] > 0 and math.isclose(v, s[d] ** power, rel_tol=1e-12)
+                        for v, s in zip(values, shapes, strict=True)
+                    ):
+                        return f"{name}.shape[{d}] ** {power}"
+        return None
 
     def input_shapes(self) -> list[tuple[str, list[tuple[int, ...]]]]:
         out = []
