@@ -411,6 +411,10 @@ def view_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
                 dims[d] = merger.literal([t[d] for t in targets], "self")
         method = "expand" if kind == "expand" else "reshape"
         return f"{{src}}.{method}({', '.join(dims)})" if dims else "{src}.reshape(())"
+    if kind in ("slice", "select"):
+        return index_expression(name, graphs)
+    if kind == "split":
+        return split_expression(name, graphs)
     if kind == "t":
         return "{src}.t()"
     if kind == "transpose":
@@ -437,3 +441,61 @@ def view_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
         index = f"torch.arange({{src}}.shape[{d}], device={{src}}.device)"
         return index + (f".reshape(-1{', 1' * trailing})" if trailing else "")
     raise UnsupportedError(f"aten.{kind}", "view not supported")
+
+
+def index_expression(name: str, graphs: list[Graph]) -> str:
+    """`{src}[:, :, :-3]` or `{src}[:, 0]`: a captured slice or select as Python indexing, each bound a number
+    or a distance from the end of the dim where that is what stays fixed across the captures."""
+    nodes = [g.nodes[name] for g in graphs]
+    sizes_of = [g.nodes[n.args[0]].shape for g, n in zip(graphs, nodes, strict=True)]
+    kind = nodes[0].attrs["view"]
+    dims = {
+        int(n.attrs["params"][0]) % len(s) if n.attrs["params"] else 0 for n, s in zip(nodes, sizes_of, strict=True)
+    }
+    if len(dims) != 1:
+        raise UnsupportedError(f"aten.{kind}", "its dim changes with the sizes")
+    dim = dims.pop()
+    sizes = [s[dim] for s in sizes_of]
+
+    def at(i: int, default: Any) -> list[int]:
+        """Parameter i of every capture, clamped into the dim as Python indexing does."""
+        found = []
+        for n, size in zip(nodes, sizes, strict=True):
+            params = list(n.attrs["params"])
+            value = params[i] if len(params) > i and params[i] is not None else default(size)
+            value = int(value) + size if int(value) < 0 else int(value)
+            found.append(min(max(value, 0), size))
+        return found
+
+    def bound(values: list[int]) -> str:
+        if all(v == values[0] for v in values):
+            return str(values[0])
+        from_end = {v - s for v, s in zip(values, sizes, strict=True)}
+        if len(from_end) == 1:
+            return str(from_end.pop())
+        raise UnsupportedError(f"aten.{kind}", f"bounds {values} follow neither a number nor the end of the dim")
+
+    if kind == "select":
+        index = bound(at(1, lambda size: 0))
+    else:
+        starts, ends = at(1, lambda size: 0), at(2, lambda size: size)
+        steps = {n.attrs["params"][3] if len(n.attrs["params"]) > 3 else 1 for n in nodes}
+        if len(steps) != 1:
+            raise UnsupportedError("aten.slice", "its step changes with the sizes")
+        step = steps.pop()
+        start = "" if all(v == 0 for v in starts) else bound(starts)
+        end = "" if ends == sizes else bound(ends)
+        index = f"{start}:{end}" + (f":{step}" if step != 1 else "")
+    return "{src}[" + ", ".join([":"] * dim + [index]) + "]"
+
+
+def split_expression(name: str, graphs: list[Graph]) -> str:
+    """`{src}.chunk(2, 2)[0]` (pieces that follow the size) or `{src}.split(16, 1)[3]` (pieces of a fixed size)."""
+    dim, index, count, _ = graphs[0].nodes[name].attrs["params"]
+    split_sizes = [g.nodes[name].attrs["params"][3] for g in graphs]
+    if all(k == split_sizes[0] for k in split_sizes):
+        return f"{{src}}.split({split_sizes[0]}, {dim})[{index}]"
+    sizes = [g.nodes[g.nodes[name].args[0]].shape[dim] for g in graphs]
+    if all(k == -(-size // count) for k, size in zip(split_sizes, sizes, strict=True)):
+        return f"{{src}}.chunk({count}, {dim})[{index}]"
+    raise UnsupportedError("aten.split", f"piece sizes {split_sizes} follow neither a number nor the dim's size")

@@ -19,7 +19,19 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from foundry.codegen.ir import Graph, Node, UnsupportedError, usable_name
 
-VIEW_OPS = {"view", "reshape", "_unsafe_view", "t", "transpose", "permute", "unsqueeze", "squeeze", "expand"}
+VIEW_OPS = {
+    "view",
+    "reshape",
+    "_unsafe_view",
+    "t",
+    "transpose",
+    "permute",
+    "unsqueeze",
+    "squeeze",
+    "expand",
+    "slice",
+    "select",
+}
 IDENTITY_OPS = {"detach", "alias", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "dropout"}
 SIMPLE_POINTWISE = {
     "neg": "neg",
@@ -328,6 +340,29 @@ class Lowerer:
             return inner.args[0]  # squeeze(unsqueeze(v)) is v (the 1d pools' round trip)
         params = [a for a in node.args[1:]]
         return self.add("hostview", (src,), meta.shape, meta.dtype, base=f"{src}_{name}", view=name, params=params)
+
+    def op_split(self, node: fx.Node, x: Any, split_size: Any, dim: int = 0) -> list[str]:
+        """torch.split / chunk: each piece a host view of the source, as slice is."""
+        if not isinstance(split_size, int):
+            raise UnsupportedError("aten.split", "only pieces of one size are supported")
+        src = self.val(x)
+        pieces = node.meta["val"]
+        dim %= len(self.shape(src))
+        return [
+            self.add(
+                "hostview",
+                (src,),
+                tuple(piece.shape),
+                piece.dtype,
+                base=f"{src}_part{i}",
+                view="split",
+                params=[dim, i, len(pieces), split_size],
+            )
+            for i, piece in enumerate(pieces)
+        ]
+
+    def op_unsafe_split(self, node: fx.Node, x: Any, split_size: Any, dim: int = 0) -> list[str]:
+        return self.op_split(node, x, split_size, dim)
 
     # -- pointwise with options ------------------------------------------------------------------
 
