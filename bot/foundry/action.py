@@ -159,6 +159,10 @@ class PlannedOperator(_Record):
     budget: int | None = None
     writer: str | None = None
     policy: str | None = None
+    precision: str | None = None  # configured settings the optimizer takes (None: the operator file's own)
+    training: bool | None = None
+    dtype: str | None = None
+    inputs: tuple[tuple[int, ...], ...] | None = None
     exit_code: int | None = None
     error: str = ""
 
@@ -197,6 +201,21 @@ def default_api(env: ActionEnv) -> GitHubApi | None:
     )
 
 
+def settings_argv(op: PlannedOperator) -> list[str]:
+    """`foundry optimize`'s arguments for the operator's configured settings (commands/operator_args.py); none
+    where the operator file's own declarations stand."""
+    argv: list[str] = []
+    if op.precision:
+        argv += ["--precision", op.precision]
+    if op.training is not None:
+        argv += ["--training" if op.training else "--no-training"]
+    if op.inputs:
+        argv += ["--inputs", json.dumps([list(s) for s in op.inputs])]
+    if op.dtype:
+        argv += ["--dtype", op.dtype]
+    return argv
+
+
 def run_optimizer(env: ActionEnv, op: PlannedOperator, out_dir: Path) -> int:
     """`python -m foundry optimize REF --out DIR --json …` in the workspace, in a child process whose
     environment holds no GitHub token. stdout/stderr go to DIR/optimize.log."""
@@ -207,6 +226,7 @@ def run_optimizer(env: ActionEnv, op: PlannedOperator, out_dir: Path) -> int:
         cmd += ["--writer", op.writer]
     if op.policy:
         cmd += ["--policy", op.policy]
+    cmd += settings_argv(op)
     # no GitHub token for the child; and the operator's own imports resolve from the workspace as
     # they would in the user's project (the action runs the bot itself with PYTHONSAFEPATH)
     child_env = {k: v for k, v in os.environ.items() if k not in SECRET_NAMES and k != "PYTHONSAFEPATH"}
@@ -336,6 +356,10 @@ def _operators(env: ActionEnv, target: Target) -> Selection:
                 budget=target.budget or settings.budget,
                 writer=settings.writer,
                 policy=settings.policy,
+                precision=settings.precision,
+                training=settings.training,
+                dtype=settings.dtype,
+                inputs=settings.inputs,
             )
         )
     return Selection(planned=planned, skipped=skipped, note=note, retired=retired, unread=unread)

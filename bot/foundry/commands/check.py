@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from foundry.commands.operator_args import add_operator_arguments, load_from_args
 from foundry.commands.optimize import POLICY_HELP, static_compile_available
 from foundry.core.errors import FatalError
 from foundry.core.records import Candidate, Verdict
@@ -24,6 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("check", help="verify one candidate kernel against an operator", description=__doc__)
     parser.add_argument("operator", help="path/to/file.py or path/to/file.py::ClassName")
     parser.add_argument("candidate", help="a Python file defining ModelNew with Triton kernels")
+    add_operator_arguments(parser)
     parser.add_argument("--policy", choices=("strict", "hybrid"), default="strict", help=POLICY_HELP)
     parser.add_argument(
         "--trials", type=int, default=None, help="correctness trials (default: the precision's, rules/tolerance.yaml)"
@@ -37,9 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from foundry.evaluate.evaluator import CandidateEvaluator, EvaluatorConfig
-    from foundry.spec.loader import load_operator
 
-    operator = load_operator(args.operator)
+    operator = load_from_args(args)
     check_reference(operator)
     path = Path(args.candidate)
     try:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from foundry.commands.operator_args import add_operator_arguments, load_from_args
 from foundry.core.errors import FatalError, Terminated
 from foundry.core.protocols import ExperienceSink, Writer
 from foundry.core.records import Candidate, OperatorSpec, RunReport, Verdict
@@ -61,6 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("operator", help="path/to/file.py or path/to/file.py::ClassName")
+    add_operator_arguments(parser)
     add_search_arguments(parser)
     parser.add_argument("--out", type=Path, default=None, help="output directory (default foundry-out/<operator>)")
     parser.add_argument("--json", action="store_true", help="print the run report as JSON on stdout")
@@ -261,7 +263,12 @@ class EvaluatorRecipe:
         if not same:
             path = Path(tempfile.mkdtemp(prefix="foundry-operator-")) / path.name
             path.write_text(self.source)
-        loaded = load_operator(f"{path}::{self.spec.class_name}", precision=self.spec.precision)
+        loaded = load_operator(
+            f"{path}::{self.spec.class_name}",
+            precision=self.spec.precision,
+            input_shapes=self.spec.input_shapes,
+            input_dtype=self.spec.input_dtype,
+        )
         loaded.spec = self.spec  # the driver's spec: same name, hybrid ops and hash in every verdict
         # A GPU actor takes gpu_concurrency candidates at once (its warm pool holds as many workers); on CPU
         # the evaluator takes one at a time.
@@ -558,10 +565,8 @@ def run(args: argparse.Namespace) -> int:
     argv = getattr(args, "argv", None)
     if argv is not None and secret_names(os.environ):
         return run_without_secrets(argv, dict(os.environ))
-    from foundry.spec.loader import load_operator
-
     options = SearchOptions.from_args(args)
-    loaded = load_operator(args.operator)
+    loaded = load_from_args(args)
     out = args.out or Path("foundry-out") / loaded.spec.name
     progress = LogProgress() if args.verbose else make_progress(sys.stderr)
     outcome = optimize_operator(loaded, options, progress)

@@ -146,6 +146,8 @@ class OperatorSpec(Record):
     precision: str = "fp32"  # tolerance class from rules/tolerance.yaml
     hybrid_ops: tuple[str, ...] = ()  # aten ops allowed outside Triton in the hybrid policy
     training: bool = False  # checked for training too: gradients of inputs and parameters (FOUNDRY_TRAINING)
+    input_shapes: tuple[tuple[int, ...], ...] = ()  # configured: random inputs of these shapes (else get_inputs)
+    input_dtype: str | None = None  # configured: the floating inputs' dtype (a torch dtype name)
     source_hash: str = ""
 
     @property

@@ -54,6 +54,11 @@ class Settings(_Strict):
     inputs: tuple[tuple[int, ...], ...] | None = Field(
         default=None, description="input shapes, one list per input, used instead of get_inputs()"
     )
+    training: bool | None = Field(
+        default=None,
+        description="used in training: forward and backward kernels, gradients checked (default: the operator "
+        "file's FOUNDRY_TRAINING, else false)",
+    )
     labels: tuple[str, ...] | None = Field(default=None, description="labels for the pull request")
 
 

@@ -446,7 +446,7 @@ def _config_before(
 
 
 # what the optimizer sees of an operator's settings (labels do not change a kernel; skip is handled apart)
-_OPTIMIZER_SETTINGS = {"budget", "writer", "policy", "dtype", "precision", "inputs"}
+_OPTIMIZER_SETTINGS = {"budget", "writer", "policy", "dtype", "precision", "inputs", "training"}
 
 
 def _reconfigured(ref: str, old: FoundryConfig | None, new: FoundryConfig) -> bool:

@@ -128,10 +128,19 @@ class LoadedOperator:
         return "get_cpu_inputs" if small and hasattr(self.module, "get_cpu_inputs") else "get_inputs"
 
     def inputs(self, small: bool = False) -> list[Any]:
+        shapes, dtype = self.spec.input_shapes, self.spec.input_dtype
+        if shapes:  # configured (.github/foundry.yml `inputs:`, --inputs): standard-normal tensors of those shapes
+            return [torch.randn(shape, dtype=getattr(torch, dtype or "float32")) for shape in shapes]
         fn = self.inputs_function(small)
-        return check_inputs(call_declared(self.module, self.path, fn), self.path, fn)
+        found = check_inputs(call_declared(self.module, self.path, fn), self.path, fn)
+        if dtype:  # configured (`dtype:`, --dtype): the declared inputs' floating tensors in that dtype
+            target = getattr(torch, dtype)
+            found = [x.to(target) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in found]
+        return found
 
     def variants(self, small: bool = False) -> list[list[Any]]:
+        if self.spec.input_shapes:  # configured shapes: the declared variants are of other inputs
+            return []
         fn = "get_cpu_shape_variants" if small else "get_shape_variants"
         if small and not hasattr(self.module, fn) and hasattr(self.module, "get_cpu_inputs"):
             return []  # full-size variants are too large for the interpreter
@@ -151,9 +160,21 @@ class LoadedOperator:
             raise SpecError(f"{self.path}: {self.spec.class_name}(*get_init_inputs()) raised {last}") from exc
 
 
+INPUT_DTYPES = ("float32", "float16", "bfloat16", "float64")
+
+
 def load_operator(
-    ref: str, *, precision: str | None = None, hybrid_ops: tuple[str, ...] = (), training: bool | None = None
+    ref: str,
+    *,
+    precision: str | None = None,
+    hybrid_ops: tuple[str, ...] = (),
+    training: bool | None = None,
+    input_shapes: tuple[tuple[int, ...], ...] = (),
+    input_dtype: str | None = None,
 ) -> LoadedOperator:
+    """The operator `ref` names, with what its file declares (FOUNDRY_PRECISION, FOUNDRY_TRAINING,
+    FOUNDRY_HYBRID_OPS) unless given here (from .github/foundry.yml or the command line): `input_shapes` stand
+    in for get_inputs() (an operator file without one needs them), `input_dtype` for its floating dtype."""
     path, class_name = parse_operator_ref(ref)
     if not path.is_file():
         raise SpecError(f"{path}: no such operator file")
@@ -163,8 +184,15 @@ def load_operator(
         raise SpecError(f"{path}: no class {class_name!r} (KernelBench format needs class Model or file.py::Class)")
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
         raise SpecError(f"{path}: {class_name} is not an nn.Module subclass")
-    if not callable(getattr(module, "get_inputs", None)):
-        raise SpecError(f"{path}: no get_inputs() function (KernelBench format)")
+    if not input_shapes and not callable(getattr(module, "get_inputs", None)):
+        raise SpecError(
+            f"{path}: no get_inputs() function (KernelBench format); or give the input shapes (`inputs:` in "
+            ".github/foundry.yml, --inputs)"
+        )
+    if input_dtype is not None and input_dtype not in INPUT_DTYPES:
+        raise SpecError(f"{path}: dtype {input_dtype!r} is not one of {', '.join(INPUT_DTYPES)}")
+    if any(not shape or any(not isinstance(n, int) or n < 1 for n in shape) for shape in input_shapes):
+        raise SpecError(f"{path}: input shapes {list(map(list, input_shapes))} must be lists of positive integers")
     declared = getattr(module, "FOUNDRY_PRECISION", "fp32")
     precision = precision or declared
     if precision not in PRECISIONS:
@@ -184,6 +212,8 @@ def load_operator(
             precision=precision,
             hybrid_ops=hybrid,
             training=training,
+            input_shapes=tuple(tuple(shape) for shape in input_shapes),
+            input_dtype=input_dtype,
             source_hash=hashlib.sha256(source.encode()).hexdigest()[:16],
         ),
         module=module,
