@@ -91,10 +91,34 @@ def get_cpu_shape_variants():
     return [[torch.randn(2, 1, 3, 4)]]
 """
 
+# einsum attention scores: torch's lowering folds b * h into one batch dim and permutes size-1 dims apart
+EINSUM_4D_SCORES = """
+class Model(nn.Module):
+    def forward(self, q, k):
+        return torch.einsum("bhqd,bhkd->bhqk", q, k)
+
+
+def get_inputs():
+    return [torch.randn(4, 16, 512, 64), torch.randn(4, 16, 512, 64)]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_cpu_inputs():
+    return [torch.randn(1, 2, 5, 4), torch.randn(1, 2, 5, 4)]
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(2, 3, 3, 4), torch.randn(2, 3, 3, 4)]]
+"""
+
 CASES = {
     "slice_then_silu": (SLICE_THEN_SILU, "[:, :, :-3]"),
     "chunk_select": (CHUNK_SELECT, ".chunk(2, 2)[0]"),
     "scale_by_head_dim": (SCALE_BY_HEAD_DIM, "x.shape[3] ** -0.5"),
+    "einsum_4d_scores": (EINSUM_4D_SCORES, "mm.reshape(q.shape[0], q.shape[1]"),
 }
 
 

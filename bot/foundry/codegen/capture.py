@@ -16,6 +16,7 @@ import torch
 from torch import fx, nn
 from torch.func import functional_call
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.overrides import TorchFunctionMode
 
 from foundry.codegen.ir import Graph, Node, UnsupportedError, usable_name
 
@@ -93,10 +94,60 @@ def capture_graph(model: nn.Module, inputs: Sequence[Any]) -> fx.GraphModule:
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
 
     def call(params: dict[str, torch.Tensor], *args: Any) -> Any:
-        return functional_call(model, params, args)
+        with EinsumAsBmm():
+            return functional_call(model, params, args)
 
     with torch.no_grad():
         return make_fx(call, tracing_mode="fake")(state, *inputs)
+
+
+def einsum_as_bmm(equation: str, operands: Sequence[torch.Tensor], path: Any = None) -> torch.Tensor:
+    """A two-operand einsum as one batched matmul between permutes and reshapes, the same graph at every size.
+    (torch's own lowering treats dims of size 1 apart, so a capture at a batch of 1 would permute differently
+    from one at the full sizes.) Other forms (ellipsis, a repeated or one-sided summed index) take torch's."""
+    a_sub, _, out = equation.replace(" ", "").partition("->")
+    subs = a_sub.split(",")
+    letters = "".join(subs)
+    if (
+        len(operands) != 2
+        or len(subs) != 2
+        or not out
+        or "." in equation
+        or any(len(set(sub)) != len(sub) for sub in (*subs, out))
+        or any(letters.count(c) != 2 and c not in out for c in letters)
+    ):
+        return torch.ops.aten.einsum.default.decompose(equation, operands, path)
+    (sa, sb), (a, b) = subs, operands
+    batch = [c for c in out if c in sa and c in sb]
+    left = [c for c in out if c in sa and c not in sb]
+    right = [c for c in out if c in sb and c not in sa]
+    summed = [c for c in sa if c in sb and c not in out]
+    size = {**{c: a.shape[i] for i, c in enumerate(sa)}, **{c: b.shape[i] for i, c in enumerate(sb)}}
+
+    def extent(dims: list[str]) -> int:
+        return math.prod(size[c] for c in dims)
+
+    def arranged(x: torch.Tensor, sub: str, dims: list[str]) -> torch.Tensor:
+        order = [sub.index(c) for c in dims]
+        return x if order == sorted(order) else x.permute(order)
+
+    lhs = arranged(a, sa, batch + left + summed).reshape(extent(batch), extent(left), extent(summed))
+    rhs = arranged(b, sb, batch + summed + right).reshape(extent(batch), extent(summed), extent(right))
+    order = "".join(batch + left + right)
+    return arranged(torch.bmm(lhs, rhs).reshape([size[c] for c in order]), order, list(out))
+
+
+class EinsumAsBmm(TorchFunctionMode):
+    """torch.einsum traced as einsum_as_bmm (torch's decomposition runs below make_fx's decomposition table)."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if func is not torch.einsum or kwargs:
+            return func(*args, **kwargs)
+        equation, *operands = args
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = list(operands[0])
+        return einsum_as_bmm(equation, operands)
 
 
 def norm_dims(dims: Any, rank: int) -> tuple[int, ...]:
