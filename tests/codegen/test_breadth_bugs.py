@@ -114,12 +114,46 @@ def get_cpu_shape_variants():
     return [[torch.randn(2, 3, 3, 4), torch.randn(2, 3, 3, 4)]]
 """
 
+# GroupNorm (affine) then a spatial mean: the mean's row-loop kernel read the norm's weight and bias
+GROUPNORM_THEN_MEAN = """
+class Model(nn.Module):
+    def __init__(self, groups, channels):
+        super().__init__()
+        self.norm = nn.GroupNorm(groups, channels)
+
+    def forward(self, x):
+        return self.norm(x).mean(dim=(2, 3))
+
+
+def get_inputs():
+    return [torch.randn(64, 64, 62, 62)]
+
+
+def get_init_inputs():
+    return [8, 64]
+
+
+def get_cpu_inputs():
+    return [torch.randn(2, 6, 4, 5)]
+
+
+def get_cpu_init_inputs():
+    return [2, 6]
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(1, 6, 3, 3)]]
+"""
+
 CASES = {
     "slice_then_silu": (SLICE_THEN_SILU, "[:, :, :-3]"),
     "chunk_select": (CHUNK_SELECT, ".chunk(2, 2)[0]"),
     "scale_by_head_dim": (SCALE_BY_HEAD_DIM, "x.shape[3] ** -0.5"),
     "einsum_4d_scores": (EINSUM_4D_SCORES, "mm.reshape(q.shape[0], q.shape[1]"),
+    "groupnorm_then_mean": (GROUPNORM_THEN_MEAN, "_groupnorm_then_mean_row1_loop_fwd_kernel"),
 }
+# genes that run the looped kernels at the CPU sizes, where a case's bug was
+GENES = {"groupnorm_then_mean": {"row.max_single_n": 0}}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -128,7 +162,7 @@ def test_reproducer_is_verified(name: str, tmp_path: Path) -> None:
     path = tmp_path / f"{name}.py"
     path.write_text(HEADER + body)
     op = load_operator(str(path))
-    source = TemplateWriter(loader=lambda ref: op).render(op.spec, {})
+    source = TemplateWriter(loader=lambda ref: op).render(op.spec, GENES.get(name, {}))
     assert expected in source  # the host code says what the reference computes, with its sizes
     verdict = evaluate(path, source)
     assert verdict.verified, explain(verdict)

@@ -541,9 +541,8 @@ class RowEmitter(SegmentEmitter):
             if n in need or n in known:
                 continue
             need.add(n)
-            node = self.nodes[n]
-            if node.op != "gparam":
-                todo.extend(node.args)
+            if n in self.members:  # a value from outside (a tensor, a group norm's parameter) is read, not computed
+                todo.extend(self.nodes[n].args)
         ordered = [n for n in self.seg.nodes if n in need]
         extras = [n for n in need if n not in self.members]
         return sorted(extras) + ordered
