@@ -198,13 +198,13 @@ class Merger:
                 for d in range(len(shapes[0])):
                     if [s[d] for s in shapes] == list(values):
                         return f"{name}.shape[{d}]"
-            found = self.from_input_sizes(values)
-            if found is not None:
-                return found
             for name, shapes in self.input_shapes():
                 found = per_element(values, [math.prod(s) for s in shapes])
                 if found is not None:  # a mean's backward: the upstream gradient over the element count
                     return found.format(numel=f"{name}.numel()")
+            found = self.from_input_sizes(values)
+            if found is not None:
+                return found
         raise UnsupportedError("size-dependent constant", f"values {values} match no constructor argument")
 
     def from_input_sizes(self, values: list[Any]) -> str | None:
