@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from codegen_helpers import evaluate, explain
+from foundry.core.records import FailureKind
 from foundry.spec.loader import load_operator
 from foundry.writers.template import TemplateWriter
 
@@ -166,3 +167,39 @@ def test_reproducer_is_verified(name: str, tmp_path: Path) -> None:
     assert expected in source  # the host code says what the reference computes, with its sizes
     verdict = evaluate(path, source)
     assert verdict.verified, explain(verdict)
+
+
+# a three-operand einsum keeps torch's own lowering: a diagnosis, never a traceback
+BILINEAR_EINSUM = """
+class Model(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(d_out, d_in, d_in))
+
+    def forward(self, x1, x2):
+        return torch.einsum("bi,oij,bj->bo", x1, self.weight, x2)
+
+
+def get_inputs():
+    return [torch.randn(64, 32), torch.randn(64, 32)]
+
+
+def get_init_inputs():
+    return [32, 16]
+
+
+def get_cpu_inputs():
+    return [torch.randn(3, 4), torch.randn(3, 4)]
+
+
+def get_cpu_init_inputs():
+    return [4, 5]
+"""
+
+
+def test_einsum_of_three_operands_is_a_diagnosis(tmp_path: Path) -> None:
+    path = tmp_path / "bilinear_einsum.py"
+    path.write_text(HEADER + BILINEAR_EINSUM)
+    op = load_operator(str(path))
+    diagnosis = TemplateWriter(loader=lambda ref: op).check(op.spec)
+    assert diagnosis is not None and diagnosis.kind == FailureKind.UNSUPPORTED

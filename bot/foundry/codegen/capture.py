@@ -101,10 +101,11 @@ def capture_graph(model: nn.Module, inputs: Sequence[Any]) -> fx.GraphModule:
         return make_fx(call, tracing_mode="fake")(state, *inputs)
 
 
-def einsum_as_bmm(equation: str, operands: Sequence[torch.Tensor], path: Any = None) -> torch.Tensor:
+def einsum_as_bmm(equation: str, operands: Sequence[torch.Tensor]) -> torch.Tensor | None:
     """A two-operand einsum as one batched matmul between permutes and reshapes, the same graph at every size.
     (torch's own lowering treats dims of size 1 apart, so a capture at a batch of 1 would permute differently
-    from one at the full sizes.) Other forms (ellipsis, a repeated or one-sided summed index) take torch's."""
+    from one at the full sizes.) None for other forms (three operands, an ellipsis, a repeated or one-sided summed
+    index): those take torch's."""
     a_sub, _, out = equation.replace(" ", "").partition("->")
     subs = a_sub.split(",")
     letters = "".join(subs)
@@ -116,7 +117,7 @@ def einsum_as_bmm(equation: str, operands: Sequence[torch.Tensor], path: Any = N
         or any(len(set(sub)) != len(sub) for sub in (*subs, out))
         or any(letters.count(c) != 2 and c not in out for c in letters)
     ):
-        return torch.ops.aten.einsum.default.decompose(equation, operands, path)
+        return None
     (sa, sb), (a, b) = subs, operands
     batch = [c for c in out if c in sa and c in sb]
     left = [c for c in out if c in sa and c not in sb]
@@ -131,10 +132,12 @@ def einsum_as_bmm(equation: str, operands: Sequence[torch.Tensor], path: Any = N
         order = [sub.index(c) for c in dims]
         return x if order == sorted(order) else x.permute(order)
 
-    lhs = arranged(a, sa, batch + left + summed).reshape(extent(batch), extent(left), extent(summed))
-    rhs = arranged(b, sb, batch + summed + right).reshape(extent(batch), extent(summed), extent(right))
+    # contiguous, then view: one aten.view whether or not the permute left the layout contiguous (reshape would be
+    # a view at some sizes and a copy with _unsafe_view at others)
+    lhs = arranged(a, sa, batch + left + summed).contiguous().view(extent(batch), extent(left), extent(summed))
+    rhs = arranged(b, sb, batch + summed + right).contiguous().view(extent(batch), extent(summed), extent(right))
     order = "".join(batch + left + right)
-    return arranged(torch.bmm(lhs, rhs).reshape([size[c] for c in order]), order, list(out))
+    return arranged(torch.bmm(lhs, rhs).view([size[c] for c in order]), order, list(out))
 
 
 class EinsumAsBmm(TorchFunctionMode):
@@ -147,7 +150,8 @@ class EinsumAsBmm(TorchFunctionMode):
         equation, *operands = args
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = list(operands[0])
-        return einsum_as_bmm(equation, operands)
+        found = einsum_as_bmm(equation, operands)
+        return func(*args) if found is None else found
 
 
 def norm_dims(dims: Any, rank: int) -> tuple[int, ...]:
