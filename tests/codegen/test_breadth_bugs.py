@@ -173,9 +173,34 @@ def get_cpu_init_inputs():
     return [4, 5]
 """
 
+# tensors of one value (ones, zeros, full and their _like / new_ forms) in elementwise arithmetic are constants
+FILLED = """
+class Model(nn.Module):
+    def forward(self, x):
+        scale = torch.full((x.shape[-1],), 2.0, device=x.device)
+        return x * scale + torch.ones_like(x) - x.new_zeros(1, x.shape[-1])
+
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_cpu_inputs():
+    return [torch.randn(3, 8)]
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(2, 5)]]
+"""
+
 CASES = {
     "slice_then_silu": (SLICE_THEN_SILU, "[:, :, :-3]"),
     "chunk_select": (CHUNK_SELECT, ".chunk(2, 2)[0]"),
+    "filled": (FILLED, "def forward(self, x)"),
     "scale_by_head_dim": (SCALE_BY_HEAD_DIM, "x.shape[3] ** -0.5"),
     "einsum_4d_scores": (EINSUM_4D_SCORES, "mm.reshape(q.shape[0], q.shape[1]"),
     "bilinear_einsum": (BILINEAR_EINSUM, "def forward(self, x1, x2)"),

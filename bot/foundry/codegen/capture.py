@@ -73,6 +73,9 @@ SIMPLE_POINTWISE = {
 }
 
 
+# The ops a tensor of one value (torch.ones, zeros, full) may feed: elementwise arithmetic, where it is a constant.
+FILLED_USERS = frozenset({"add", "sub", "mul", "div", "where", "maximum", "minimum"})
+
 # The name a value of each op takes when its decomposition gives it none (node names are the generated
 # source's variable names; builtins like sum, max and abs are never used as names).
 LABELS = {
@@ -446,6 +449,44 @@ class Lowerer:
 
     def op_scalar_tensor(self, node: fx.Node, value: Any, **kwargs: Any) -> str:
         return self.const(value)
+
+    def filled(self, node: fx.Node, value: Any) -> str:
+        """A tensor of one value (torch.ones, zeros, full and their _like / new_ forms): the constant, broadcast
+        where it is used (the IR's broadcasting is implicit); one whose shape a reduction or the output would see
+        is unsupported."""
+        meta = node.meta["val"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UnsupportedError(str(node.target), f"fill value {value!r}")
+        for user in node.users:
+            packet = getattr(user.target, "overloadpacket", None)
+            used_by = getattr(packet, "__name__", str(user.target)).split(".")[-1]
+            if used_by not in FILLED_USERS:
+                raise UnsupportedError(
+                    str(node.target),
+                    f"a filled tensor used by aten.{used_by} (only elementwise arithmetic takes it)",
+                )
+            others = [tuple(a.meta["val"].shape) for a in user.args if isinstance(a, fx.Node) and a is not node]
+            if not others or tuple(user.meta["val"].shape) != broadcast(*others):
+                raise UnsupportedError(str(node.target), "a filled tensor that sets the shape of its result")
+        return self.const(float(value) if meta.dtype.is_floating_point else int(value), meta.dtype)
+
+    def op_ones(self, node: fx.Node, *args: Any, **kwargs: Any) -> str:
+        return self.filled(node, 1)
+
+    def op_zeros(self, node: fx.Node, *args: Any, **kwargs: Any) -> str:
+        return self.filled(node, 0)
+
+    def op_full(self, node: fx.Node, size: Any, value: Any, **kwargs: Any) -> str:
+        return self.filled(node, value)
+
+    op_ones_like = op_new_ones = op_ones
+    op_zeros_like = op_new_zeros = op_zeros
+
+    def op_full_like(self, node: fx.Node, x: Any, value: Any, **kwargs: Any) -> str:
+        return self.filled(node, value)
+
+    def op_new_full(self, node: fx.Node, x: Any, size: Any, value: Any, **kwargs: Any) -> str:
+        return self.filled(node, value)
 
     def op_gelu(self, node: fx.Node, x: Any, approximate: str = "none") -> str:
         return self.pw("gelu_tanh" if approximate == "tanh" else "gelu", self.val(x))
