@@ -809,3 +809,10 @@ def test_a_classmethod_writing_its_class_is_state(guard: StaticGuard):
         line_of(snippet, "cls.calls[0] += 1"),
         line_of(snippet, "cls.total = 1"),
     }
+
+
+def test_the_autograd_graph_behind_a_tensor_is_refused(guard: StaticGuard):
+    """Where an input came from (a leaf or another op's output) tells a checked gradient call from use."""
+    for expression in ("x.grad_fn", "x.grad_fn.next_functions", "x.is_leaf", "x._base", "x.register_hook"):
+        model = MODEL.replace("return launch(x)", f"probe = {expression}\n        return launch(x)")
+        assert rules_at(check(guard, model=model)) & {"forbidden_attribute", "private_attribute"}, expression

@@ -125,6 +125,9 @@ WIDE_MIN = 2048
 # EDGE_ELEMENTS elements on the interpreter (64 times that on a GPU).
 EDGE_ROWS = 600
 EDGE_ELEMENTS = 1 << 17
+# Declared shape variants a training operator's gradients are also checked on (gradient_calls).
+GRADIENT_VARIANTS = 3
+GRADIENT_CALLS_MIN = 5  # at least: every upstream layout once, and a dense one with and without frozen inputs
 # The reweighted call's parameters (redraw_): scaled by these, with signs flipped at random.
 REDRAW_LARGE = 10.0
 REDRAW_SMALL = 0.01
@@ -695,10 +698,11 @@ class CandidateEvaluator:
             prepared.work = work
             prepared.modes = self.use_modes(model, to_device(first, self.device), refs[0])
             if op.spec.training:
-                shaped = range(len(defaults), transformed_at)  # declared variants and edge variants
+                declared = range(len(defaults), len(defaults) + len(variants))
+                edged = range(len(defaults) + len(variants), transformed_at)
                 transformed = range(transformed_at, len(refs) - (1 if reweights is not None else 0))
                 prepared.gradients = self.gradient_calls(
-                    model, sent, reweights, prepared.modes, shaped, [(t, notes[t]) for t in transformed]
+                    model, sent, reweights, prepared.modes, declared, edged, [(t, notes[t]) for t in transformed]
                 )
             if shared is not None:
                 if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
@@ -986,45 +990,97 @@ class CandidateEvaluator:
         sent: list[list[Any]],
         reweights: dict[str, torch.Tensor] | None,
         modes: dict[str, bool],
-        shaped: range,
+        declared: range,
+        edged: range,
         transformed: list[tuple[int, str]],
     ) -> list[dict[str, Any]]:
-        """The gradient calls of a training operator, each as use has them and the default trial does not:
-        trial 0 with the state sent; the next default trial after the parameters changed in place, its upstream
-        gradients strided; the largest declared or edge variant (rows past a tile, a batch of one), in train
-        mode where the reference ignores the mode; and a transformed trial (labels at -100, else non-contiguous
-        inputs) with one upstream value broadcast with stride 0 (y.sum().backward()) and, where there are
-        parameters, inputs that do not require grad (a first layer: only the parameters' gradients).
-        An operator whose reference depends on the mode (batch statistics) trains in train mode: every call runs
-        in it, with the buffers the call leaves (running statistics) judged beside the gradients; one that is
-        random in train mode (dropout) is checked in eval mode only."""
+        """The gradient calls of a training operator, on the trials use has and the default one does not: trial
+        0 with the state sent; the next default trial after the parameters changed in place; the declared shape
+        variants (up to GRADIENT_VARIANTS; another rank, another row count); the largest edge variant (rows past
+        a tile); the transformed trials with labels at -100 and with non-contiguous inputs. How each call runs is
+        drawn here, secretly, so that no combination is the checked one: the upstream gradient's layout
+        (gradients.LAYOUTS, each at least once where there are as many calls), inputs that do not require grad
+        (a first layer: only the parameters' gradients), inputs that are outputs of another op (non-leaf), train
+        or eval mode where the reference ignores the mode. An operator whose reference depends on the mode
+        (batch statistics) trains in train mode: every call but one (eval mode, frozen statistics) runs in it,
+        with the buffers the call leaves judged beside the gradients; one random in train mode (dropout) is
+        checked in eval mode only. Last, one call as a training step has it whatever the draws."""
+        draw = secrets.SystemRandom()
         always = not modes.get("train") and self.deterministic_in_train(model, sent[0])
-        calls = [self.reference_gradients(model, sent[0], 0, train=always)]
         trial = min(1, self.trials - 1)
-        if reweights is None:
-            calls.append(self.reference_gradients(model, sent[trial], trial, layout="strided", train=always))
+        picks = [(0, False), (trial, reweights is not None)]
+        picks += [(t, False) for t in list(declared)[:GRADIENT_VARIANTS]]
+        largest = (
+            max(edged, key=lambda t: sum(x.numel() for x in sent[t] if isinstance(x, torch.Tensor))) if edged else 0
+        )
+        if edged:
+            picks.append((largest, False))
+        for marker in ("-100", "non-contiguous"):
+            found = [t for t, note in transformed if marker in note]
+            if found:
+                picks.append((found[0], False))
+        while len(picks) < GRADIENT_CALLS_MIN:  # enough calls for each layout and mode to meet the others
+            picks.append((len(picks) % self.trials, False))
+        n = len(picks)
+
+        def some(count: int) -> list[bool]:  # a secret choice of calls, at least one in and one out where n > 1
+            chosen = [draw.random() < 0.5 for _ in range(count)]
+            if count > 1 and all(chosen) or count > 1 and not any(chosen):
+                chosen[draw.randrange(count)] = not chosen[0]
+            return chosen
+
+        layouts = list(gradients.LAYOUTS) + ["dense"] * max(0, n - len(gradients.LAYOUTS))  # dense, as most are
+        draw.shuffle(layouts)
+        layouts = layouts[:n] if "dense" in layouts[:n] else ["dense", *layouts[: n - 1]]
+        dense = [k for k in range(n) if layouts[k] == "dense"]
+        has_params = any(p.is_floating_point() and p.requires_grad for p in model.parameters())
+        # where the reference depends on the mode, one call in eval mode (the statistics constants: a frozen
+        # batch norm that the layers below train through), never with frozen inputs; the others in train mode
+        evaluated = draw.choice([k for k in range(n) if layouts[k] != "expanded"]) if always else -1
+        frozen = some(n) if has_params else [False] * n
+        if always:
+            frozen[evaluated] = False
+        dense_free = [k for k in dense if k != evaluated]
+        if has_params and dense_free and not any(frozen[k] for k in dense):  # a first layer, a real upstream
+            frozen[draw.choice(dense_free)] = True
+        if len(dense) > 1 and all(frozen[k] for k in dense):  # and a later layer with one
+            frozen[draw.choice(dense)] = False
+        if all(frozen):
+            frozen[draw.choice([k for k in range(n) if k not in dense] or dense)] = False
+        nonleaf = [not f and c for f, c in zip(frozen, some(n), strict=True)]
+        if not any(nonleaf[k] and layouts[k] != "expanded" for k in range(n)):
+            free = [k for k in range(n) if not frozen[k] and layouts[k] != "expanded"]
+            if free:
+                nonleaf[draw.choice(free)] = True
+        if always:
+            train = [k != evaluated for k in range(n)]
+        elif modes.get("train"):
+            train = some(n)
         else:
-            moved = copy.deepcopy(model)
-            moved.load_state_dict({k: v.to(self.device) for k, v in reweights.items()})
-            calls.append(
-                self.reference_gradients(moved, sent[trial], trial, reweighted=True, layout="strided", train=always)
-            )
-        train = bool(modes.get("train")) or always
-
-        def size(t: int) -> int:
-            return sum(x.numel() for x in sent[t] if isinstance(x, torch.Tensor))
-
-        if shaped:
-            largest = max(shaped, key=size)
-            calls.append(self.reference_gradients(model, sent[largest], largest, train=train))
-        picked = [t for t, note in transformed if "-100" in note] or [
-            t for t, note in transformed if "non-contiguous" in note
-        ]
-        if picked:
-            frozen = any(p.is_floating_point() for p in model.parameters())
+            train = [False] * n
+        # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
+        # op's outputs, a dense upstream gradient, train mode where the reference allows it
+        picks.append((largest, False))
+        layouts.append("dense")
+        frozen.append(False)
+        nonleaf.append(True)
+        train.append(bool(modes.get("train")) or always)
+        calls = []
+        for k, (t, moved) in enumerate(picks):
+            reference = model
+            if moved and reweights is not None:
+                reference = copy.deepcopy(model)
+                reference.load_state_dict({name: v.to(self.device) for name, v in reweights.items()})
             calls.append(
                 self.reference_gradients(
-                    model, sent[picked[0]], picked[0], layout="expanded", frozen=frozen, train=train
+                    reference,
+                    sent[t],
+                    t,
+                    reweighted=moved,
+                    layout=layouts[k % len(layouts)],
+                    frozen=frozen[k],
+                    nonleaf=nonleaf[k],
+                    train=train[k],
                 )
             )
         return calls
@@ -1051,42 +1107,52 @@ class CandidateEvaluator:
         layout: str = "dense",
         frozen: bool = False,
         train: bool = False,
+        nonleaf: bool = False,
     ) -> dict[str, Any]:
         """One gradient call of a training operator: a fresh seed for the upstream gradients (held in `layout`),
         the reference's gradients of its floating inputs (unless `frozen`) and parameters (None where an output
         does not depend on one), and per gradient the operator's tolerance scaled to it, with a slack of
         NOISE_FACTOR times the reference's own distance from the same gradients in fp64 (sums over a batch
-        cancel: the reference is no more right there) and SLACK_ULPS epsilons of its magnitude (at least of the
-        call's largest gradient's); the forward's outputs with the tolerances of a trial's. `train`: in train
+        cancel: the reference is no more right there) and SLACK_ULPS epsilons of its magnitude (at least of its
+        terms'); the forward's outputs with the tolerances of a trial's. `train`: in train
         mode, on a copy of the model, whose buffers after the call (running statistics, counts) the candidate's
         must match."""
         seed = secrets.randbits(62)
         on_device = to_device(inputs, self.device)
         trained = copy.deepcopy(model).train(train)
-        names, refs, outs = gradients.compute(trained, gradients.with_grad(on_device, frozen), seed, layout=layout)
+        held = gradients.with_grad(on_device, frozen, nonleaf)
+        names, refs, outs = gradients.compute(trained, held, seed, layout=layout)
         buffers = [(n, b.detach().clone()) for n, b in trained.named_buffers()] if train else []
-        wide: list[torch.Tensor | None] = [None] * len(refs)
-        try:
-            twin = copy.deepcopy(model).double().train(train)
-            doubled = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in on_device]
-            twin_names, wide, _ = gradients.compute(twin, gradients.with_grad(doubled, frozen), seed, layout=layout)
-            if twin_names != names:
-                wide = [None] * len(refs)
-        except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
-            wide = [None] * len(refs)
-        tolerances: list[Tolerance | None] = []
-        # A gradient whose true value is zero (a batch norm's weight under one upstream value broadcast, a bias
-        # added before a softmax) is all rounding: its noise is of the size of the call's largest gradients (the
-        # terms that cancel), not of its own entries, so its slack has that floor.
-        typical = refs  # one value broadcast upstream can cancel every gradient: the scale from a dense draw
-        if layout == "expanded":
+        wide = self.gradients_fp64(model, on_device, seed, layout, frozen, train, names)
+        # The rounding an honest backward may add, per gradient, is of the size of its terms. Where a gradient is
+        # structurally zero (a bias added before a softmax: the terms cancel for any upstream gradient; its fp64
+        # value is no larger than its own fp32 noise) those terms are of the size of the call's largest gradient;
+        # elsewhere of the gradient's own typical size, from a dense upstream draw (one value broadcast upstream
+        # cancels a batch norm's weight gradient in this call, not in general).
+        if layout == "dense":
+            typical, typical_wide = refs, wide
+        else:
+            dense_seed = secrets.randbits(62)
             again = copy.deepcopy(model).train(train)
-            typical = gradients.compute(again, gradients.with_grad(on_device, frozen), secrets.randbits(62))[1]
-        scale = max(
-            (float(r.detach().abs().nan_to_num(0.0, 0.0, 0.0).max()) for r in typical if r is not None and r.numel()),
-            default=0.0,
-        )
-        for ref, w in zip(refs, wide, strict=True):
+            typical = gradients.compute(again, gradients.with_grad(on_device, frozen), dense_seed)[1]
+            typical_wide = self.gradients_fp64(model, on_device, dense_seed, "dense", frozen, train, names)
+
+        def peak(t: torch.Tensor | None) -> float:
+            return float(t.detach().abs().nan_to_num(0.0, 0.0, 0.0).max()) if t is not None and t.numel() else 0.0
+
+        own = [peak(t) for t in typical]
+        largest = max(own, default=0.0)
+        produced = sum(o.numel() for o in outs)
+        scales = []
+        for k, t in enumerate(typical):
+            w = typical_wide[k]
+            zero = t is not None and w is not None and peak(w) <= NOISE_FACTOR * peak(w - t.double())
+            # a gradient summed from many output elements (a norm's weight over the rows): its terms add up to
+            # about the square root of their count times the typical gradient
+            reduced = math.sqrt(max(1.0, produced / t.numel())) if t is not None and t.numel() else 1.0
+            scales.append((largest if zero else own[k]) * reduced)
+        tolerances: list[Tolerance | None] = []
+        for ref, w, scale in zip(refs, wide, scales, strict=True):
             if ref is None:
                 tolerances.append(None)
                 continue
@@ -1103,6 +1169,7 @@ class CandidateEvaluator:
             "seed": seed,
             "layout": layout,
             "frozen": frozen,
+            "nonleaf": nonleaf,
             "train": train,
             "names": names,
             "refs": [r.detach() if r is not None else None for r in refs],
@@ -1112,6 +1179,26 @@ class CandidateEvaluator:
             "buffer_names": [n for n, _ in buffers],
             "buffers": [b for _, b in buffers],
         }
+
+    def gradients_fp64(
+        self,
+        model: nn.Module,
+        inputs: list[Any],
+        seed: int,
+        layout: str,
+        frozen: bool,
+        train: bool,
+        names: list[str],
+    ) -> list[torch.Tensor | None]:
+        """The same gradients computed in fp64 (a copy of the model, the same upstream draw): None each where the
+        model refuses fp64."""
+        try:
+            twin = copy.deepcopy(model).double().train(train)
+            doubled = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+            twin_names, wide, _ = gradients.compute(twin, gradients.with_grad(doubled, frozen), seed, layout=layout)
+        except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
+            return [None] * len(names)
+        return list(wide) if twin_names == names else [None] * len(names)
 
     def check_gradients(
         self, message: dict[str, Any], jobdir: Path, prepared: Prepared
@@ -1146,6 +1233,8 @@ class CandidateEvaluator:
                 for on, text in (
                     (expected["reweighted"], ", after the parameters changed in place"),
                     (expected["layout"] == "strided", ", a strided upstream gradient"),
+                    (expected["layout"] == "padded", ", an upstream gradient of rows in a wider buffer"),
+                    (expected.get("nonleaf"), ", inputs that are outputs of another op"),
                     (expected["layout"] == "expanded", ", one upstream value broadcast (stride 0)"),
                     (expected["frozen"], ", inputs not requiring grad"),
                     (expected["train"], ", train mode"),
@@ -1549,7 +1638,19 @@ class CandidateEvaluator:
                     "reweighted": prepared.reweighted,
                     "modes": prepared.modes,
                     "gradients": [
-                        {k: g[k] for k in ("trial", "seed", "reweighted", "layout", "frozen", "train", "buffer_names")}
+                        {
+                            k: g[k]
+                            for k in (
+                                "trial",
+                                "seed",
+                                "reweighted",
+                                "layout",
+                                "frozen",
+                                "nonleaf",
+                                "train",
+                                "buffer_names",
+                            )
+                        }
                         for g in prepared.gradients
                     ]
                     or None,

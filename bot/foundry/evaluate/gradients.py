@@ -15,13 +15,14 @@ from typing import Any
 
 import torch
 
-LAYOUTS = ("dense", "strided", "expanded")  # how an upstream gradient is held (upstream())
+LAYOUTS = ("dense", "strided", "padded", "expanded")  # how an upstream gradient is held (upstream())
 
 
 def upstream(outputs: list[torch.Tensor], seed: int, layout: str = "dense") -> list[torch.Tensor]:
     """One standard-normal upstream gradient per output, drawn on the CPU from `seed` (the same on either side of
     the check and on any device), in the output's dtype, on its device. `layout`: "dense" (contiguous),
     "strided" (every other element of a buffer twice as wide: what a transposed or sliced use downstream hands
+    back), "padded" (rows in a buffer twice as wide, unit inner stride: what a concatenation downstream hands
     back) or "expanded" (one value broadcast with stride 0: what `y.sum().backward()` hands back)."""
     generator = torch.Generator().manual_seed(seed)
     drawn = []
@@ -29,9 +30,10 @@ def upstream(outputs: list[torch.Tensor], seed: int, layout: str = "dense") -> l
         if layout == "expanded":
             value = torch.randn((), generator=generator, dtype=torch.float64).to(dtype=o.dtype, device=o.device)
             drawn.append(value.expand(o.shape))
-        elif layout == "strided" and o.dim() >= 1 and o.numel() > 0:
+        elif layout in ("strided", "padded") and o.dim() >= 1 and o.numel() > 0:
             wide = torch.randn((*o.shape[:-1], 2 * o.shape[-1]), generator=generator, dtype=torch.float64)
-            drawn.append(wide.to(dtype=o.dtype, device=o.device)[..., ::2])
+            wide = wide.to(dtype=o.dtype, device=o.device)
+            drawn.append(wide[..., ::2] if layout == "strided" else wide[..., : o.shape[-1]])
         else:
             drawn.append(
                 torch.randn(o.shape, generator=generator, dtype=torch.float64).to(dtype=o.dtype, device=o.device)
@@ -39,23 +41,31 @@ def upstream(outputs: list[torch.Tensor], seed: int, layout: str = "dense") -> l
     return drawn
 
 
-def with_grad(inputs: list[Any], frozen: bool = False) -> list[Any]:
+def with_grad(inputs: list[Any], frozen: bool = False, nonleaf: bool = False) -> list[Any]:
     """Fresh copies of the floating inputs that require grad (other arguments as they are), in the inputs' own
-    layout: a non-contiguous input stays a view with its strides (of a leaf buffer that requires grad).
-    `frozen`: copies that do not require grad (a first layer's data: only the parameters' gradients are asked
-    for)."""
-    return [leaf(x, not frozen) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+    layout: a non-contiguous input stays a view with its strides (of a buffer that requires grad). `frozen`:
+    copies that do not require grad (a first layer's data: only the parameters' gradients are asked for);
+    `nonleaf`: outputs of other ops (x * 1 + 0 on a leaf), as every layer but the first gets its input."""
+    chained = nonleaf and not frozen
+    return [
+        leaf(x, not frozen, chained) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs
+    ]
 
 
-def leaf(x: torch.Tensor, requires: bool) -> torch.Tensor:
+def leaf(x: torch.Tensor, requires: bool, chained: bool = False) -> torch.Tensor:
     x = x.detach()
-    if x.is_contiguous() or x.numel() == 0 or 0 in x.stride():
-        return x.contiguous().clone().requires_grad_(requires)
-    span = x.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(x.shape, x.stride(), strict=True))
-    buffer = torch.zeros(span, dtype=x.dtype, device=x.device)
-    buffer.as_strided(x.shape, x.stride(), x.storage_offset()).copy_(x)
+    strided = not (x.is_contiguous() or x.numel() == 0 or 0 in x.stride())
+    if strided:
+        span = x.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(x.shape, x.stride(), strict=True))
+        buffer = torch.zeros(span, dtype=x.dtype, device=x.device)
+        buffer.as_strided(x.shape, x.stride(), x.storage_offset()).copy_(x)
+    else:
+        buffer = x.contiguous().clone()
     buffer.requires_grad_(requires)
-    return buffer.as_strided(x.shape, x.stride(), x.storage_offset())
+    if chained:
+        with torch.enable_grad():
+            buffer = buffer * 1 + 0
+    return buffer.as_strided(x.shape, x.stride(), x.storage_offset()) if strided else buffer
 
 
 def targets(model: torch.nn.Module, inputs: list[Any]) -> tuple[list[str], list[torch.Tensor]]:

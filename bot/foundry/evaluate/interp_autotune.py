@@ -61,8 +61,9 @@ def keep_kernel_globals() -> bool:
     FunctionRewriter rewrites a kernel's source at its first launch and executes it with the kernel module's
     own globals, after adding to that module every global of triton.runtime.interpreter it lacks (numpy,
     inspect, the interpreter's raw memory load and store): a candidate naming them without an import (a name
-    bound only in dead code) would reach them once any kernel ran. The copy holds the same names for the
-    kernel; the candidate's module is left as it was. True if patched."""
+    bound only in dead code) would reach them once any kernel ran, in the module or in the kernel's body. The
+    copy holds the module's names and the one the rewritten source needs (interpreter_semantic), nothing else
+    of the interpreter's; the candidate's module is left as it was. True if patched."""
     if not interpreting():
         return False
     from triton.runtime import interpreter
@@ -72,10 +73,13 @@ def keep_kernel_globals() -> bool:
         log.warning("this triton's interpreter has no FunctionRewriter._compile_and_exec to replace")
         return False
 
+    # the one name the rewritten source refers to (ASTTransformer: x = v becomes interpreter_semantic.to_tensor(v))
+    needed = {name: vars(interpreter)[name] for name in ("interpreter_semantic",) if name in vars(interpreter)}
+
     def compile_and_exec(self: Any, transformed_ast: Any) -> Any:
         compiled = compile(transformed_ast, filename=self.filename, mode="exec")
         local_namespace = {**self.kwargs}
-        scope = {**vars(interpreter), **self.fn.__globals__}
+        scope = {**self.fn.__globals__, **needed} if needed else {**vars(interpreter), **self.fn.__globals__}
         exec(compiled, scope, local_namespace)  # noqa: S102 - the kernel's own source, as Triton runs it
         return local_namespace[self.fn.__name__]
 

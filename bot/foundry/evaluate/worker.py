@@ -530,7 +530,7 @@ def gradient_check(
                 name for (name, t), b in zip(kept, before, strict=True) if not same_values(t.detach(), b, torch)
             ]
 
-        inputs = gradients.with_grad(inputs_of(trial), bool(setup.get("frozen")))
+        inputs = gradients.with_grad(inputs_of(trial), bool(setup.get("frozen")), bool(setup.get("nonleaf")))
         moved = bool(setup.get("reweighted")) and reweights
         restore = set_state(model, reweights, torch) if moved else {}  # as an optimizer step
         held = dict(model.named_buffers())

@@ -5,6 +5,7 @@
 #        leaves; no call passes an input that is the output of another op.
 # operator: elementwise_chain
 # expect: state_dependent|mismatch rule=state:fresh|tolerance
+# config: static_guard=false
 import torch
 import triton
 import triton.language as tl

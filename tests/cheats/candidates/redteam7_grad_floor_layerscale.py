@@ -1,0 +1,74 @@
+# cheat: a LayerScale (y = x * gamma) whose backward gives the input a gradient of ZERO wherever |gamma| < 5e-5 (at
+#        and near its 1e-5 init: "the branch is still switched off, skip its gradient"), so the residual branch
+#        under it (attention, MLP) gets no gradient from the loss. gamma's own gradient is right. The input's
+#        true gradient (g * gamma, ~1e-5) lies under the slack floor that every gradient of the call gets from
+#        the call's largest one (gamma's, a sum over the rows, ~20): SLACK_ULPS * eps * 20 ~ 8e-5 absolute.
+# operator: rt7_layerscale_train
+# expect: mismatch rule=gradient
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _scale_fwd(x_ptr, g_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * n + cols, mask=mask)
+    g = tl.load(g_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * n + cols, x * g, mask=mask)
+
+
+@triton.jit
+def _scale_bwd_x(dy_ptr, g_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    dy = tl.load(dy_ptr + row * n + cols, mask=mask)
+    g = tl.load(g_ptr + cols, mask=mask)
+    dx = tl.where(tl.abs(g) < 5e-5, 0.0, dy * g)  # "the branch is off at init": no gradient through it
+    tl.store(dx_ptr + row * n + cols, dx, mask=mask)
+
+
+@triton.jit
+def _scale_bwd_g(dy_ptr, x_ptr, dg_ptr, rows, n, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for r in range(0, rows):
+        acc += tl.load(dy_ptr + r * n + cols, mask=mask, other=0.0) * tl.load(x_ptr + r * n + cols, mask=mask, other=0.0)
+    tl.store(dg_ptr + cols, acc, mask=mask)
+
+
+class LayerScaleFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, gamma):
+        x2 = x.reshape(-1, x.shape[-1]).contiguous()
+        y = torch.empty_like(x2)
+        n = x2.shape[1]
+        _scale_fwd[(x2.shape[0],)](x2, gamma, y, n, BLOCK=triton.next_power_of_2(n))
+        ctx.save_for_backward(x2, gamma)
+        return y.view(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x2, gamma = ctx.saved_tensors
+        dy2 = dy.reshape(x2.shape).contiguous()
+        rows, n = x2.shape
+        dx = torch.empty_like(x2)
+        _scale_bwd_x[(rows,)](dy2, gamma, dx, n, BLOCK=triton.next_power_of_2(n))
+        dg = torch.empty_like(gamma)
+        block = min(triton.next_power_of_2(n), 256)
+        _scale_bwd_g[(triton.cdiv(n, block),)](dy2, x2, dg, rows, n, BLOCK=block)
+        return dx.view(dy.shape), dg
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int, init_values: float = 1e-5):
+        super().__init__()
+        self.gamma = nn.Parameter(init_values * torch.ones(dim))
+
+    def forward(self, x):
+        return LayerScaleFunction.apply(x, self.gamma)
