@@ -83,7 +83,8 @@ def test_strict_rejects_it_naming_the_op(operator):
     verdict = evaluate(operator, "strict")
     assert not verdict.verified
     assert verdict.failure.kind is FailureKind.RUNTIME_GUARD
-    assert verdict.failure.rule == "non_triton_compute" and "aten.convolution" in verdict.failure.message
+    # aten.convolution, or aten.conv2d where the first call that meets it runs under inference_mode (whole there)
+    assert verdict.failure.rule == "non_triton_compute" and "aten.conv" in verdict.failure.message
 
 
 # -- what hybrid grants: the eligible library ops the operator's own reference runs, and its declared ones --

@@ -1056,6 +1056,8 @@ class CandidateEvaluator:
             train = [k != evaluated for k in range(n)]
         elif modes.get("train"):
             train = some(n)
+            if not any(not train[k] and not frozen[k] for k in range(n)):  # eval mode, inputs requiring grad:
+                train[draw.choice([k for k in range(n) if not frozen[k]])] = False  # saliency, adversarial inputs
         else:
             train = [False] * n
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another

@@ -52,15 +52,24 @@ def op_identity(func: Any) -> str:
     return f"unknown.{func}"  # not an OpOverload: never an allowed op
 
 
+# Composite ops that reach the op log whole under torch.inference_mode (elsewhere autograd's dispatch decomposes
+# them first): judged as the library op they decompose into.
+INFERENCE_COMPOSITES = {
+    **{f"conv{d}d": "convolution" for d in (1, 2, 3)},
+    **{f"conv_transpose{d}d": "convolution" for d in (1, 2, 3)},
+    "linear": "addmm",
+}
+
+
 def rule_name(identity: str) -> str | None:
     """The rules/runtime.yaml key an op identity is judged under: aten.add.Tensor → add,
-    aten._to_copy.default[dtype] → _to_copy[dtype]; None for any namespace but aten (a custom op named like an
-    allowed aten op is still not allowed)."""
+    aten._to_copy.default[dtype] → _to_copy[dtype], aten.conv2d.default → convolution (INFERENCE_COMPOSITES);
+    None for any namespace but aten (a custom op named like an allowed aten op is still not allowed)."""
     base, bracket, suffix = identity.partition("[")
     parts = base.split(".")
     if len(parts) != 3 or parts[0] not in RULE_NAMESPACES or not parts[1]:
         return None
-    return parts[1] + (bracket + suffix if bracket else "")
+    return INFERENCE_COMPOSITES.get(parts[1], parts[1]) + (bracket + suffix if bracket else "")
 
 
 def describe_violations(violations: list[str]) -> tuple[str, str]:
