@@ -1025,7 +1025,7 @@ class CandidateEvaluator:
 
         def some(count: int) -> list[bool]:  # a secret choice of calls, at least one in and one out where n > 1
             chosen = [draw.random() < 0.5 for _ in range(count)]
-            if count > 1 and all(chosen) or count > 1 and not any(chosen):
+            if count > 1 and (all(chosen) or not any(chosen)):
                 chosen[draw.randrange(count)] = not chosen[0]
             return chosen
 
