@@ -100,11 +100,7 @@ def compute(
     given the tensors it must leave unchanged, by name (the upstream gradients and the inputs): the worker's op
     log and poison. `inputs` come from with_grad (leaves, or outputs of ops on leaves). Raises what the model
     raises, and RuntimeError where no floating output carries a gradient (a forward-only kernel, or a fast path
-    that leaves autograd)."""The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and
-    the forward's floating outputs. `forward` gives a context for the forward, `backward` one for the backward
-    given the tensors it must leave unchanged, by name (the upstream gradients and the inputs): the worker's op log and
-    poison. `inputs` come from with_grad (leaves, or outputs of ops on leaves). Raises what the model raises, and RuntimeError where no
-    floating output carries a gradient (a forward-only kernel, or a fast path that leaves autograd)."""
+    that leaves autograd)."""
     import contextlib
 
     names, tensors = targets(model, inputs)
