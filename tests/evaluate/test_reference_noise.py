@@ -56,3 +56,26 @@ def test_a_loss_that_cancels_keeps_the_rounding_of_its_largest_intermediate():
         judged = evaluator.trial_tolerances([ref], slacks)
         assert compare(reordered.reshape(ref.shape), ref, judged[0]) is None
         assert compare(ref + 1e-3, ref, judged[0]) is not None
+
+
+def test_a_linear_layer_with_signed_weights_keeps_the_rounding_of_its_terms():
+    """An output of a linear layer that its signed products cancel to near zero (then clipped by a ReLU on |x|)
+    keeps the rounding of the products summed: a kernel that splits fp32 into tf32 halves (three products) rounds
+    each product a little more than fp32 does and is honest."""
+    loaded = load_operator(str(Path(__file__).resolve().parents[2] / "examples" / "ops" / "linear_bias_relu.py"))
+    with CandidateEvaluator(loaded, config=EvaluatorConfig(trials=2), device="cpu") as evaluator:
+        torch.manual_seed(11)
+        model = loaded.module.Model(24, 40)
+        inputs = [torch.randn(20, 24) * 1e3]
+        ref = model(*inputs)
+        w, b = model.linear.weight.detach(), model.linear.bias.detach()
+        terms = inputs[0].abs() @ w.abs().T + b.abs()
+        slacks = evaluator.rounding_slack(model, inputs, [ref])
+        floor = SLACK_ULPS * torch.finfo(torch.float32).eps * terms * 2.0
+        assert bool((slacks[0] >= floor * 0.99).all()), "every element keeps its terms' rounding"
+        judged = evaluator.trial_tolerances([ref], slacks)
+        near_zero = (ref > 0) & (ref < 1.0)
+        assert bool(near_zero.any()), "the premise: some outputs cancel to below 1 from terms of about 1e3"
+        nudged = ref + near_zero * (8 * torch.finfo(torch.float32).eps * terms * 2.0)  # a few ulps of the terms
+        assert compare(nudged, ref, judged[0]) is None
+        assert compare(ref + near_zero * 1.0, ref, judged[0]) is not None  # off by 1 there is no rounding

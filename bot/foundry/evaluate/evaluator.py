@@ -916,6 +916,21 @@ class CandidateEvaluator:
             return (SLACK_ULPS * torch.finfo(r.dtype).eps * magnitude).to(r.dtype)
 
         slacks = per_output(refs, out, slack)
+        # Signed weights cancel too (a linear layer on |x| still sums positive and negative products): the terms'
+        # magnitudes are the reference's output with its floating parameters made absolute as well.
+        signed = copy.deepcopy(model)
+        state = [t for t in list(signed.parameters()) + list(signed.buffers()) if t.is_floating_point()]
+        if state:
+            with torch.no_grad():
+                for t in state:
+                    t.abs_()
+            try:
+                unsigned = per_output(refs, self.run_reference(signed, to_device(absolute, self.device)), slack)
+            except Exception:  # noqa: BLE001 - the reference refuses absolute parameters: the slack above stands
+                unsigned = []
+            for k, extra in enumerate(unsigned):
+                if extra is not None and k < len(slacks):
+                    slacks[k] = extra if slacks[k] is None else torch.maximum(slacks[k], extra)
         for k, noise in enumerate(self.reference_noise(model, inputs, refs)):
             if noise is not None and k < len(slacks):
                 slacks[k] = noise if slacks[k] is None else torch.maximum(slacks[k], noise)
