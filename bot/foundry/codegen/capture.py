@@ -2,7 +2,9 @@
 
 High-level aten ops (softmax, layer/group/batch norm, losses, norms) are decomposed into primitive
 pointwise ops and reductions, so one emitter per iteration space covers them all. Anything else is an
-UnsupportedError naming the aten op.
+UnsupportedError naming the aten op, unless the capture was given it as a library op (the hybrid policy's
+fallback, `library`): then it stays one "library" node, a call of the same op in PyTorch between the Triton
+kernels (its operands written to memory first), as torch.compile keeps its fallbacks.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from torch.func import functional_call
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.overrides import TorchFunctionMode
 
-from foundry.codegen.ir import Graph, Node, UnsupportedError, usable_name
+from foundry.codegen.ir import DEVICE, Graph, Node, Ref, UnsupportedError, usable_name
 
 VIEW_OPS = {
     "view",
@@ -179,9 +181,16 @@ class Lowerer:
     """Walks an aten graph and builds the IR. One instance per capture."""
 
     def __init__(
-        self, gm: fx.GraphModule, state_keys: list[str], n_inputs: int, input_names: Sequence[str] = ()
+        self,
+        gm: fx.GraphModule,
+        state_keys: list[str],
+        n_inputs: int,
+        input_names: Sequence[str] = (),
+        library: frozenset[str] = frozenset(),
     ) -> None:
         self.input_names = list(input_names)
+        self.library = library  # aten op names (in-place ones with their "_") that may stay library calls
+        self.calls = 0  # library calls made (each one's nodes share a call number)
         self.gm = gm
         self.state_keys = state_keys
         self.n_inputs = n_inputs
@@ -367,8 +376,17 @@ class Lowerer:
         packet = getattr(node.target, "overloadpacket", None)
         name = getattr(packet, "__name__", str(node.target)).split(".")[-1]
         overload = getattr(node.target, "_overloadname", "")
+        called = name
         if name.endswith("_") and not name.startswith("_"):
             name = name[:-1]  # in-place variants behave the same on fresh values
+        try:
+            return self.lower_op(node, name, overload)
+        except UnsupportedError:
+            if called not in self.library:
+                raise
+            return self.library_call(node, called, overload)
+
+    def lower_op(self, node: fx.Node, name: str, overload: str) -> Any:
         args, kwargs = node.args, node.kwargs
         handler: Callable[..., Any] | None = getattr(self, f"op_{name.lstrip('_')}", None)
         if name in IDENTITY_OPS:
@@ -382,6 +400,59 @@ class Lowerer:
             ops = [self.val(a) for a in args if isinstance(a, (fx.Node, int, float, bool))]
             return self.finish(self.pw(SIMPLE_POINTWISE[name], *ops), node)
         raise UnsupportedError(f"aten.{name}.{overload or 'default'}", "no Triton template for this op")
+
+    # -- the hybrid fallback: an op kept as a library call -----------------------------------------------
+
+    def library_call(self, node: fx.Node, name: str, overload: str) -> str | tuple[str, ...]:
+        """`node` as one library call (`name` as the graph has it, an in-place op with its "_"): a "library" node
+        per tensor result, sharing the call's number; its tensor operands are the nodes' args (written to memory
+        before the call), the rest of its arguments are kept as given (attrs call: Ref(i) for the i-th tensor
+        operand, DEVICE for a device). Raises UnsupportedError where an operand is not a tensor in memory (a
+        constant of the IR) or a result is not a tensor."""
+        target = f"aten.{name}.{overload or 'default'}"
+        tensors: list[str] = []
+
+        def keep(arg: Any) -> Any:
+            if isinstance(arg, fx.Node):
+                value = self.env.get(arg)
+                if not isinstance(value, str) or self.nodes[value].op in ("const", "size", "gparam"):
+                    raise UnsupportedError(target, "a library call's operand is not a tensor in memory")
+                if value not in tensors:
+                    tensors.append(value)
+                return Ref(tensors.index(value))
+            if isinstance(arg, (list, tuple)):
+                return type(arg)(keep(a) for a in arg)
+            if isinstance(arg, torch.device):
+                return DEVICE
+            if arg is None or isinstance(arg, (bool, int, float, str, torch.dtype, torch.layout, torch.memory_format)):
+                return arg
+            raise UnsupportedError(target, f"a library call's argument of type {type(arg).__name__}")
+
+        call = (keep(tuple(node.args)), {k: keep(v) for k, v in node.kwargs.items()})
+        meta = node.meta.get("val")
+        results = list(meta) if isinstance(meta, (list, tuple)) else [meta]
+        if not results or not all(isinstance(r, torch.Tensor) for r in results):
+            raise UnsupportedError(target, "a library call whose results are not tensors")
+        returns = [r.name for r in node.target._schema.returns]  # type: ignore[union-attr]
+        self.calls += 1
+        made = []
+        for i, result in enumerate(results):
+            base = returns[i] if i < len(returns) and returns[i] and len(results) > 1 else name.strip("_")
+            made.append(
+                self.add(
+                    "library",
+                    tensors,
+                    tuple(result.shape),
+                    result.dtype,
+                    base=base,
+                    target=target,
+                    method=name,
+                    call=call,
+                    group=self.calls,
+                    index=i if isinstance(meta, (list, tuple)) else None,
+                )
+            )
+        return tuple(made) if isinstance(meta, (list, tuple)) else made[0]
 
     def view(self, name: str, node: fx.Node) -> str:
         src = self.val(node.args[0])
@@ -1005,17 +1076,26 @@ class Lowerer:
         return self.mean(xv, tuple(range(rank - len(size), rank)), True)
 
 
-def lower(gm: fx.GraphModule, state_keys: list[str], n_inputs: int, input_names: Sequence[str] = ()) -> Graph:
-    return Lowerer(gm, state_keys, n_inputs, input_names).lower()
+def lower(
+    gm: fx.GraphModule,
+    state_keys: list[str],
+    n_inputs: int,
+    input_names: Sequence[str] = (),
+    library: frozenset[str] = frozenset(),
+) -> Graph:
+    return Lowerer(gm, state_keys, n_inputs, input_names, library).lower()
 
 
-def capture(model: nn.Module, inputs: Sequence[Any], input_names: Sequence[str] = ()) -> Graph:
-    """Model + example inputs → IR graph. Raises UnsupportedError."""
+def capture(
+    model: nn.Module, inputs: Sequence[Any], input_names: Sequence[str] = (), library: frozenset[str] = frozenset()
+) -> Graph:
+    """Model + example inputs → IR graph. Raises UnsupportedError. `library`: aten op names (as the graph has them:
+    cumsum, scatter_add_) that stay library calls where no template expresses them (the hybrid policy)."""
     model = model.eval()
     keys = [k for k, _ in model.named_parameters()] + [k for k, _ in model.named_buffers()]
     state = set(model.state_dict().keys())
     gm = capture_graph(model, inputs)
-    graph = lower(gm, keys, len(inputs), input_names)
+    graph = lower(gm, keys, len(inputs), input_names, library)
     for key in graph.params.values():
         if key not in state:
             raise UnsupportedError(key, "a non-persistent buffer: its value is not in the state_dict")

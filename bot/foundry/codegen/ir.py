@@ -2,7 +2,9 @@
 
 Leaves are the operator's inputs, parameters/buffers, constants and host views (view/layout ops the
 launcher may run outside Triton). Compute nodes are pointwise ops, reductions, a gather along the
-last dim, and matmuls. Capture (capture.py) builds it; plan.py cuts it into kernels.
+last dim, and matmuls. Under the hybrid policy an aten op no template expresses may stay a "library" node:
+a call of that op in PyTorch on tensors in memory, between the Triton kernels. Capture (capture.py) builds
+it; plan.py cuts it into kernels.
 """
 
 from __future__ import annotations
@@ -86,6 +88,32 @@ POINTWISE = frozenset(
 )
 REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin"})
 LEAVES = frozenset({"input", "param", "const", "size", "hostview"})
+
+
+@dataclass(frozen=True)
+class Ref:
+    """In a library node's kept arguments (attrs call): its `index`-th tensor operand (node.args[index])."""
+
+    index: int
+
+
+class Device:
+    """In a library node's kept arguments: the device argument (the capture's is meta), the operands' device."""
+
+    def __repr__(self) -> str:
+        return "DEVICE"
+
+
+DEVICE = Device()
+
+
+def library_ops(graph: Graph) -> list[str]:
+    """The aten ops (aten.cumsum.default, …) the graph keeps as library calls, each once, in graph order."""
+    found: list[str] = []
+    for node in graph.nodes.values():
+        if node.op == "library" and node.attrs["target"] not in found:
+            found.append(node.attrs["target"])
+    return found
 
 # Names a node never takes: the emitted files' own variables (kernel locals, launcher locals, host helpers,
 # modules), Python's keywords and builtins, and every name that ends like a variable the emitters derive from a

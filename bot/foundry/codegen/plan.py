@@ -10,7 +10,9 @@
   pool        N-d max / average pooling, one output element per lane, with its epilogue
 
 A value crosses a segment boundary only through memory (a segment output); host views (view,
-transpose, …) run in the launcher on materialized tensors.
+transpose, …) run in the launcher on materialized tensors, and so do library calls (the hybrid policy's
+fallback for ops no template expresses): their operands are written to memory, their results are tensors in
+memory that later segments read.
 """
 
 from __future__ import annotations
@@ -106,6 +108,11 @@ class Planner:
     def plan(self) -> list[Segment]:
         for node in self.graph.order():
             if node.op in SCALAR_LEAVES or node.op in ("input", "param", "gparam"):
+                continue
+            if node.op == "library":
+                for arg in node.args:
+                    self.materialize(arg)
+                self.materialized.add(node.name)
                 continue
             if node.op == "hostview":
                 if self.reshapes_matmul(node):
@@ -495,6 +502,9 @@ def prune(graph: Graph) -> None:
         live.add(name)
         todo.extend(graph.nodes[name].args)
         todo.extend(a for a in graph.nodes[name].attrs.get("params", ()) if isinstance(a, str))
+        if graph.nodes[name].op == "library":  # one call makes all its results: they stay together
+            group = graph.nodes[name].attrs["group"]
+            todo.extend(n for n, node in graph.nodes.items() if node.op == "library" and node.attrs["group"] == group)
     for name in [n for n in graph.nodes if n not in live and graph.nodes[n].op != "input"]:
         del graph.nodes[name]
 

@@ -163,6 +163,16 @@ class LoadedOperator:
 INPUT_DTYPES = ("float32", "float16", "bfloat16", "float64")
 
 
+def declared_inputs(loaded: LoadedOperator) -> list[Any]:
+    """The operator's inputs as get_inputs() declares them, for their kinds and dtypes only: made on the meta
+    device where get_inputs allows it (a GPU-sized input costs no memory or time there), else for real."""
+    try:
+        with torch.device("meta"):
+            return loaded.inputs()
+    except Exception:  # noqa: BLE001 - get_inputs needs real values (or raises): run it as it is
+        return loaded.inputs()
+
+
 def load_operator(
     ref: str,
     *,
@@ -221,7 +231,7 @@ def load_operator(
         source=source,
         path=path,
     )
-    inputs = loaded.inputs()  # fail early, with a clear message, on broken get_inputs
+    inputs = declared_inputs(loaded)  # fail early, with a clear message, on broken get_inputs
     dtypes = [t.dtype for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()]
     if dtypes:
         dtype = str(dtypes[0]).removeprefix("torch.")
