@@ -17,7 +17,7 @@ from torch import nn
 
 from foundry.codegen.capture import capture
 from foundry.codegen.conv import CHANNEL_TILE, GEMM_MIN_CHANNELS
-from foundry.codegen.ir import Graph, Node, UnsupportedError
+from foundry.codegen.ir import DEVICE, Graph, Node, Ref, UnsupportedError, library_ops
 from foundry.codegen.plan import PlanOptions, Segment, plan
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,13 @@ class Analysis:
     channel_convs: frozenset[str] = frozenset()  # convs whose output channels fit one GEMM tile (PlanOptions)
     # node → its shape at every declared size (CPU, full, variants): the shapes verification runs
     capture_shapes: dict[str, tuple[tuple[int, ...], ...]] = field(default_factory=dict)
+    # library node (the first result of each call the hybrid policy keeps) → the call, an expression of its
+    # tensor operands `{0}`, `{1}`, … and `{device}` (library_expression)
+    library_exprs: dict[str, str] = field(default_factory=dict)
+
+    def library_ops(self) -> list[str]:
+        """The aten ops kept as library calls between the Triton kernels (hybrid policy), each once."""
+        return library_ops(self.graph)
 
     def row_extents(self) -> list[tuple[int, int]]:
         """(rows, row length) of each row segment at the operator's full (GPU) inputs."""
@@ -300,12 +307,20 @@ def analyze(loaded: Any, capturer: Callable[..., Graph] = capture) -> Analysis:
         and all(g.nodes[name].shape[1] <= CHANNEL_TILE for g in graphs)
     )
     segments = plan(main, PlanOptions(channel_convs=channel_convs))
+    kept = library_ops(main)
+    if kept and not any(computes(main, seg) for seg in segments):
+        raise UnsupportedError(
+            kept[0],
+            "no Triton template for this op, and under the hybrid policy nothing but library calls would be left "
+            "(no Triton region around them)",
+        )
     for g in graphs[1:]:
         for name in list(g.nodes):
             if name not in main.nodes:
                 del g.nodes[name]
     const_exprs: dict[str, str] = {}
     view_exprs: dict[str, str] = {}
+    library_exprs: dict[str, str] = {}
     for name, node in main.nodes.items():
         if node.op == "const":
             values = [g.nodes[name].attrs["value"] for g in graphs]
@@ -314,6 +329,8 @@ def analyze(loaded: Any, capturer: Callable[..., Graph] = capture) -> Analysis:
                 const_exprs[name] = expr
         elif node.op == "hostview":
             view_exprs[name] = view_expression(name, graphs, merger)
+        elif node.op == "library" and node.attrs["index"] in (None, 0):
+            library_exprs[name] = library_expression(name, graphs, merger)
     params: dict[str, tuple[list[str], torch.dtype, bool]] = {}
     buffers = {k for k, _ in models[0].named_buffers()}
     state = [m.state_dict() for m in models]
@@ -336,6 +353,7 @@ def analyze(loaded: Any, capturer: Callable[..., Graph] = capture) -> Analysis:
         params=params,
         const_exprs=const_exprs,
         view_exprs=view_exprs,
+        library_exprs=library_exprs,
         stored_args=merger.stored,
         full_shapes={name: tuple(node.shape) for name, node in graphs[1].nodes.items()},
         channel_convs=channel_convs,
@@ -343,6 +361,82 @@ def analyze(loaded: Any, capturer: Callable[..., Graph] = capture) -> Analysis:
             name: tuple(tuple((g.nodes.get(name) or node).shape) for g in graphs) for name, node in main.nodes.items()
         },
     )
+
+
+def computes(graph: Graph, seg: Segment) -> bool:
+    """Does the segment compute anything (not only copy values, as a cast to the same dtype does)?"""
+    return any(
+        not (graph.nodes[n].op == "cast" and graph.nodes[n].dtype == graph.nodes[graph.nodes[n].args[0]].dtype)
+        for n in seg.nodes
+    )
+
+
+# aten ops whose tensor method or torch function takes other arguments than the aten schema (kept calls write
+# these instead): aten.embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse) is F.embedding(indices,
+# weight) where its padding_idx is -1 and the flags off; aten.index.Tensor(x, [None, i]) is x[:, i]
+FUNCTIONS = {
+    "var_mean": "torch.var_mean",
+    "cat": "torch.cat",
+    "stack": "torch.stack",
+    "arange": "torch.arange",
+    "zeros": "torch.zeros",
+    "ones": "torch.ones",
+    "full": "torch.full",
+    "empty": "torch.empty",
+}
+
+
+def library_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
+    """The library call of node `name` as Python: `{0}.cumsum(1)`, `{0}.topk(self.k)`, `torch.var_mean({0}, [1],
+    correction=0)`: the tensor method where torch has one (an in-place op on a copy of its operand:
+    `{0}.clone().scatter_add_(…)`), else the torch function; its tensor operands as `{i}` and its device as
+    `{device}`; numbers that change between the captures as expressions of the constructor's arguments or the
+    inputs' sizes (Merger.literal), else the operator is unsupported."""
+    nodes = [g.nodes[name] for g in graphs]
+    node = nodes[0]
+    method, target = node.attrs["method"], node.attrs["target"]
+
+    def text(values: list[Any]) -> str:
+        first = values[0]
+        if isinstance(first, Ref):
+            return f"{{{first.index}}}"
+        if first is DEVICE:
+            return "{device}"
+        if isinstance(first, (list, tuple)):
+            if any(not isinstance(v, type(first)) or len(v) != len(first) for v in values):
+                raise UnsupportedError(target, "an argument list that changes with the sizes")
+            items = [text([v[i] for v in values]) for i in range(len(first))]
+            if isinstance(first, tuple):
+                return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+            return "[" + ", ".join(items) + "]"
+        if isinstance(first, float) and not math.isfinite(first) and all(v == first for v in values):
+            return "math.nan" if math.isnan(first) else ("math.inf" if first > 0 else "-math.inf")
+        if isinstance(first, (int, float)) and not isinstance(first, bool):
+            return merger.literal(values, "self")
+        if any(v != first for v in values):
+            raise UnsupportedError(target, f"an argument that changes with the sizes: {values}")
+        return repr(first).replace("{", "{{").replace("}", "}}")
+
+    args = [text([n.attrs["call"][0][i] for n in nodes]) for i in range(len(node.attrs["call"][0]))]
+    kwargs = {k: text([n.attrs["call"][1][k] for n in nodes]) for k in node.attrs["call"][1]}
+    rest = ", ".join(args[1:] + [f"{k}={v}" for k, v in kwargs.items()])
+    call = node.attrs["call"][0]
+    first_tensor = bool(call) and isinstance(call[0], Ref)
+    if target == "aten.index.Tensor" and first_tensor and isinstance(call[1], (list, tuple)):
+        keys = [":" if k is None else text([n.attrs["call"][0][1][i] for n in nodes]) for i, k in enumerate(call[1])]
+        return "{0}[" + ", ".join(keys) + ("," if len(keys) == 1 and keys[0] == ":" else "") + "]"
+    if (
+        target == "aten.embedding.default"
+        and len(call) >= 2
+        and all(v in (-1, False) for v in (list(call[2:]) + list(node.attrs["call"][1].values())))
+    ):
+        return f"torch.nn.functional.embedding({args[1]}, {args[0]})"
+    if method in FUNCTIONS:
+        return f"{FUNCTIONS[method]}({', '.join(args + [f'{k}={v}' for k, v in kwargs.items()])})"
+    if first_tensor and hasattr(torch.Tensor, method):
+        inplace = method.endswith("_") and not method.startswith("_")
+        return f"{args[0]}{'.clone()' if inplace else ''}.{method}({rest})"
+    raise UnsupportedError(target, "no tensor method or allowed torch function calls this op")
 
 
 def repository_path(path: str) -> str:

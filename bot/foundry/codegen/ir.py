@@ -115,6 +115,7 @@ def library_ops(graph: Graph) -> list[str]:
             found.append(node.attrs["target"])
     return found
 
+
 # Names a node never takes: the emitted files' own variables (kernel locals, launcher locals, host helpers,
 # modules), Python's keywords and builtins, and every name that ends like a variable the emitters derive from a
 # node's name (`{node}_ptr`, `{node}_acc`, …). Node names are the variable names of the generated source, so

@@ -6,7 +6,8 @@
     per kernel         `_<op>_fwd_kernel` (@triton.jit, with a docstring: its formula and the aten ops it
                        fuses), then its launcher `<op>_forward` (shapes, grid, block sizes; its assumptions)
     ForwardOnly        the autograd.Function a call that needs gradients goes through: its backward raises
-    ModelNew           the operator's constructor, parameters and buffers; forward calls the launchers
+    ModelNew           the operator's constructor, parameters and buffers; forward calls the launchers (and,
+                       under the hybrid policy, the library calls kept between them, listed in the docstring)
 
 The text goes through `ruff format` where ruff is installed (source.formatted).
 """
@@ -163,6 +164,13 @@ class Renderer:
             "Written by the template writer; verified against the operator and timed by the Foundry evaluator "
             "(the pull request's report says on which GPU and how)."
         )
+        kept = self.library_ops()
+        if kept:
+            doc.line("")
+            doc.line(
+                f"Library ops kept (hybrid policy): {', '.join(kept)} run in PyTorch between the Triton launches "
+                "(no template expresses them); every other op runs in the Triton kernels."
+            )
         genes = ", ".join(f"{k}={v}" for k, v in sorted(self.genes.items()) if k in self.applied)
         if genes:
             doc.line(f"Launch settings (the search's genes): {genes}.")
@@ -295,7 +303,8 @@ class Renderer:
             out.line(f"return self.launch({', '.join(tensors)})")
         out.line("")
         with out.block(f"def launch(self, {', '.join(tensors)}):"):
-            out.docstring("The forward's launchers in order (host views between them run in PyTorch).")
+            between = "host views and library ops" if self.library_ops() else "host views"
+            out.docstring(f"The forward's launchers in order ({between} between them run in PyTorch).")
             out.extend(body)
 
     def launch_lines(
@@ -316,6 +325,9 @@ class Renderer:
                     f"{name} = " + expr.format(src=self.var(node.args[0]), like=self.var(like) if like else "")
                 )
                 views += 1
+            if node.op == "library" and name in self.a.library_exprs:
+                lines.append(self.library_line(name))
+                views += 1
             if name in last:
                 e = emitted[last[name]]
                 args = [self.var(t) for t in e.tensors]
@@ -332,6 +344,25 @@ class Renderer:
             name, args, keywords, _ = calls[0]
             return lines, (name, args, keywords)
         return lines, None
+
+    def library_line(self, name: str) -> str:
+        """The statement of a library call (hybrid policy) kept between the launches: its results (several where
+        the op returns a tuple: all of them, used or not, so that the op runs once) = the call."""
+        node = self.nodes[name]
+        group = [
+            n
+            for n, other in self.nodes.items()
+            if other.op == "library" and other.attrs["group"] == node.attrs["group"]
+        ]
+        group.sort(key=lambda n: self.nodes[n].attrs["index"] or 0)
+        operands = [self.var(t) for t in node.args]
+        tensors = operands or [self.var(n) for n in self.graph.inputs]
+        device = f"{tensors[0]}.device" if tensors else "None"
+        call = self.a.library_exprs[name].format(*operands, device=device)
+        return f"{', '.join(group)} = {call}  # library op {node.attrs['target']} (hybrid policy)"
+
+    def library_ops(self) -> list[str]:
+        return self.a.library_ops()
 
     def var(self, name: str) -> str:
         """The forward's expression for a value: inputs by their argument names, parameters by their names

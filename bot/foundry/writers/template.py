@@ -5,7 +5,10 @@ Public API
 ``TemplateWriter(rules_root=None, loader=None, policy="strict")``
     ``name = "template"``. ``loader(ref) -> LoadedOperator`` (default: foundry.spec.loader.load_operator,
     imported lazily). ``policy`` is the evaluator's policy: "strict" (everything in Triton) or "hybrid"
-    (convolutions may stay in the library, gene ``conv.library``; such candidates say so in their notes).
+    (convolutions may stay in the library, gene ``conv.library``; and an aten op no template expresses stays a
+    library call between the fused Triton kernels where rules/runtime.yaml lets the hybrid policy keep it:
+    ``hybrid_default``, the allocation ops, the operator's FOUNDRY_HYBRID_OPS. Such candidates say so in their
+    notes; an operator that would be library calls alone is still unsupported).
     Deterministic: the same request (seed, island, generation, parent) gives the same candidates.
 ``TemplateWriter.propose(request: ProposalRequest) -> list[Candidate]``
     ``request.count`` candidates (fewer if the gene space runs out), each a self-contained module with
@@ -26,6 +29,7 @@ Public API
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import random
@@ -39,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foundry.codegen import genes as G
 from foundry.codegen.analyze import Analysis, analyze
+from foundry.codegen.capture import capture
 from foundry.codegen.ir import UnsupportedError
 from foundry.codegen.kernels import WHOLE_ROW_N
 from foundry.codegen.plan import PlanOptions
@@ -49,7 +54,7 @@ from foundry.codegen.training_render import render_training
 from foundry.core.errors import UnsupportedOperatorError
 from foundry.core.protocols import ProposalRequest
 from foundry.core.records import Candidate, Diagnosis, FailureKind, OperatorSpec, Stage, Verdict
-from foundry.rules.loader import RulesError, rules_dir
+from foundry.rules.loader import RulesError, RuntimePolicy, parse, rules_dir
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +148,8 @@ def default_loader(ref: str) -> Any:
 
 POLICIES = ("strict", "hybrid")
 LIBRARY_NOTE = "hybrid: the convolution runs in the library (torch.convolution); everything after it in Triton"
+# the hybrid fallback: ops no template expresses, kept as library calls between the Triton kernels
+LIBRARY_OPS_NOTE = "hybrid: library ops kept between the Triton kernels (no template for them): {ops}"
 # Rows up to WHOLE_ROW_N long (row.max_single_n's top value, at which the codegen keeps whole rows even where
 # the looped kernel makes one pass) fit one program's registers over 32 warps (32 fp32 values per thread; sm_90
 # compiles of log-softmax over 32,000 columns use 60 registers, no spills): read once instead of once per pass.
@@ -181,13 +188,23 @@ class TemplateWriter:
                 )
         if key not in self.analyses:
             try:
-                self.analyses[key] = replace(analyze(self.loader(spec.ref)), precision=spec.precision)
+                capturer = functools.partial(capture, library=self.library_ops(spec))
+                self.analyses[key] = replace(analyze(self.loader(spec.ref), capturer), precision=spec.precision)
             except UnsupportedError as exc:
                 self.analyses[key] = UnsupportedOperator(spec, exc.op, exc.reason)
         found = self.analyses[key]
         if isinstance(found, UnsupportedOperator):
             raise found
         return found
+
+    def library_ops(self, spec: OperatorSpec) -> frozenset[str]:
+        """The aten ops an operator's forward may keep as library calls where no template expresses them: none
+        under strict; under hybrid those the runtime guard grants when the reference runs them (rules/runtime.yaml
+        hybrid_default), the allocation ops it always allows, and the operator's own FOUNDRY_HYBRID_OPS."""
+        if self.policy != "hybrid":
+            return frozenset()
+        runtime = parse(RuntimePolicy, self.root / "runtime.yaml")
+        return frozenset(runtime.hybrid_default) | frozenset(runtime.allocation) | frozenset(spec.hybrid_ops)
 
     def check(self, spec: OperatorSpec) -> Diagnosis | None:
         try:
@@ -426,6 +443,9 @@ class TemplateWriter:
         out: list[Candidate] = []
         seen: set[str] = set()
         refused: UnsupportedOperator | None = None
+        analysis = self.analysis(request.spec)
+        kept = analysis.library_ops() if isinstance(analysis, Analysis) else []
+        fallback = LIBRARY_OPS_NOTE.format(ops=", ".join(kept)) if kept else ""
         for genes, why in gene_sets:
             genes = G.repair(genes)
             try:
@@ -449,7 +469,9 @@ class TemplateWriter:
                     generation=request.generation,
                     parent_id=request.parent.id if request.parent else None,
                     genes=genes,
-                    notes=f"{why}; {LIBRARY_NOTE}" if genes.get("conv.library") else why,
+                    notes="; ".join(
+                        [why] + ([LIBRARY_NOTE] if genes.get("conv.library") else []) + ([fallback] if fallback else [])
+                    ),
                 )
             )
             if len(out) >= request.count:
