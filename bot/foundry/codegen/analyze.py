@@ -376,6 +376,7 @@ def computes(graph: Graph, seg: Segment) -> bool:
 # weight) where its padding_idx is -1 and the flags off; aten.index.Tensor(x, [None, i]) is x[:, i]
 FUNCTIONS = {
     "var_mean": "torch.var_mean",
+    "convolution": "torch.convolution",  # a convolution the templates refuse (fp16, bf16)
     "cat": "torch.cat",
     "stack": "torch.stack",
     "arange": "torch.arange",
