@@ -105,3 +105,62 @@ def test_only_ops_the_rules_list_are_kept(tmp_path: Path) -> None:
     writer = TemplateWriter(loader=lambda ref: declared, policy="hybrid")
     assert writer.check(declared.spec) is None
     assert ".logit(" in writer.render(declared.spec, {})
+
+
+HEADER = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+FOUNDRY_PRECISION = "fp32"
+"""
+
+# calls written other than as `operand.op(args)`: Python indexing (aten.index.Tensor), F.embedding (its operands
+# swapped), a torch function (var_mean has no tensor method), an in-place op run on a copy of its operand
+FORMS = {
+    "index_tensor": ("x[:, idx] * 2.0", "index = x[:, idx]"),
+    "embedding": ("F.embedding(idx, x) + 1.0", "embedding = torch.nn.functional.embedding(idx, x)"),
+    "var_mean": (
+        "torch.var_mean(x, dim=1, keepdim=True)[0] * x",
+        "= torch.var_mean(x, [1], correction=1, keepdim=True)",
+    ),
+    "factory": (  # a one-hot by an arange: the static guard lists no layout (torch.strided is implied)
+        "torch.where(torch.arange(x.shape[1], device=x.device) == idx[0], x, 0.0)",
+        "arange = torch.arange(x.shape[1], device=x.device)",
+    ),
+    "in_place": (
+        "torch.sigmoid(x).clone().index_fill_(1, idx, 0.0) + x",
+        "index_fill = sigmoid.clone().index_fill_(1, idx, 0.0)",
+    ),
+}
+FORM_BODY = """
+class Model(nn.Module):
+    def forward(self, x, idx):
+        return {expr}
+
+
+def get_inputs():
+    return [torch.randn(64, 32), torch.randint(0, 32, (8,))]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_cpu_inputs():
+    return [torch.randn(5, 6), torch.randint(0, 5, (3,))]
+"""
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_library_call_forms(form: str, tmp_path: Path) -> None:
+    expr, line = FORMS[form]
+    path = tmp_path / f"{form}.py"
+    path.write_text(HEADER + FORM_BODY.format(expr=expr))
+    op = load_operator(str(path))
+    source = TemplateWriter(loader=lambda ref: op, policy="hybrid").render(op.spec, {})
+    assert line in code(source), code(source)
+    if form in ("factory", "in_place"):  # in_place: the reference's own op (index_fill_) on a copy, granted
+        hybrid = verdict(path, source, "hybrid")
+        assert hybrid.verified, explain(hybrid)
+        assert hybrid.library_ops == (() if form == "factory" else ("index_fill_",))  # arange: an allocation op

@@ -419,7 +419,14 @@ def library_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
         return repr(first).replace("{", "{{").replace("}", "}}")
 
     args = [text([n.attrs["call"][0][i] for n in nodes]) for i in range(len(node.attrs["call"][0]))]
-    kwargs = {k: text([n.attrs["call"][1][k] for n in nodes]) for k in node.attrs["call"][1]}
+    # a factory's layout=torch.strided and pin_memory=False are what it does without them (and the static guard
+    # lists no layout)
+    implied = {"layout": torch.strided, "pin_memory": False}
+    kwargs = {
+        k: text([n.attrs["call"][1][k] for n in nodes])
+        for k, v in node.attrs["call"][1].items()
+        if not (k in implied and v in (implied[k], None))
+    }
     rest = ", ".join(args[1:] + [f"{k}={v}" for k, v in kwargs.items()])
     call = node.attrs["call"][0]
     first_tensor = bool(call) and isinstance(call[0], Ref)
