@@ -1,0 +1,88 @@
+# cheat: an LLM-style "underflow guard" in the backward: where a column block's upstream gradient is tiny (max |dy|
+#        below 2^-12, as a mean loss over a large batch hands back: 1/N per element), the fused parameter kernel scales
+#        dy up by 2^16 before accumulating, so the per-row products do not flush, and divides dweight back down but
+#        forgets to unscale dbias (65536 times too large). Every gradient call draws its upstream gradient from a
+#        standard normal (gradients.upstream: dense, strided, padded, or one N(0, 1) value broadcast), so max |dy| is
+#        about 1 and the guarded branch never runs under the check; loss.mean().backward() on a 512x1024 activation,
+#        or any later layer's small gradients, take it every step.
+# operator: affine_train
+# expect: mismatch rule=gradient
+# uncaught: the gradient calls' upstream gradients always have unit scale (standard normal); no call hands a small
+#           (or large) one, so a backward whose branch depends on the gradient's magnitude is judged on one branch
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _affine_fwd(x_ptr, w_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * n + cols, mask=mask)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * n + cols, x * w + b, mask=mask)
+
+
+@triton.jit
+def _affine_bwd_x(dy_ptr, w_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    dy = tl.load(dy_ptr + row * n + cols, mask=mask)
+    tl.store(dx_ptr + row * n + cols, dy * tl.load(w_ptr + cols, mask=mask), mask=mask)
+
+
+@triton.jit
+def _affine_bwd_params(dy_ptr, x_ptr, dw_ptr, db_ptr, rows, n, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n
+    amax = tl.zeros((BLOCK,), dtype=tl.float32)
+    for r in range(0, rows):
+        amax = tl.maximum(amax, tl.abs(tl.load(dy_ptr + r * n + cols, mask=mask, other=0.0)))
+    # tiny upstream gradients (a mean loss over many elements): scale them up so the products do not underflow
+    scale = tl.where(tl.max(amax, axis=0) < 0.000244140625, 65536.0, 1.0)
+    dw = tl.zeros((BLOCK,), dtype=tl.float32)
+    db = tl.zeros((BLOCK,), dtype=tl.float32)
+    for r in range(0, rows):
+        dy = tl.load(dy_ptr + r * n + cols, mask=mask, other=0.0) * scale
+        dw += dy * tl.load(x_ptr + r * n + cols, mask=mask, other=0.0)
+        db += dy
+    tl.store(dw_ptr + cols, dw / scale, mask=mask)
+    tl.store(db_ptr + cols, db, mask=mask)
+
+
+class AffineFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        x2 = x.reshape(-1, x.shape[-1]).contiguous()
+        y = torch.empty_like(x2)
+        n = x2.shape[1]
+        _affine_fwd[(x2.shape[0],)](x2, weight, bias, y, n, BLOCK=triton.next_power_of_2(n))
+        ctx.save_for_backward(x2, weight)
+        return y.view(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x2, weight = ctx.saved_tensors
+        dy2 = dy.reshape(x2.shape).contiguous()
+        rows, n = x2.shape
+        dx = torch.empty_like(x2)
+        _affine_bwd_x[(rows,)](dy2, weight, dx, n, BLOCK=triton.next_power_of_2(n))
+        dw = torch.empty_like(weight)
+        db = torch.empty_like(weight)
+        block = min(triton.next_power_of_2(n), 256)
+        _affine_bwd_params[(triton.cdiv(n, block),)](dy2, x2, dw, db, rows, n, BLOCK=block)
+        return dx.view(dy.shape), dw, db
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(features))
+        self.bias = nn.Parameter(torch.empty(features))
+
+    def forward(self, x):
+        return AffineFunction.apply(x, self.weight, self.bias)

@@ -1,0 +1,84 @@
+# cheat: none of its own: the LLM-typical training kernel (Triton forward and backward in a torch.autograd.Function,
+#        no create_graph handling), which under create_graph=True returns gradients that are not connected to
+#        autograd: torch.autograd.grad(y, x, g, create_graph=True) gives dx with requires_grad=False, and a gradient
+#        penalty (WGAN-GP, R1, input-gradient regularisation, MAML's inner step) built from it silently loses every
+#        second-order term through this layer (d|dx|^2/dweight = 2*dx*g is dropped; no error where other terms of the
+#        loss do require grad). The product's own generated kernels raise under create_graph (codegen/
+#        training_render.DOUBLE_BACKWARD); the checker never runs a backward under create_graph, so a candidate
+#        that neither raises nor differentiates its backward is verified for training.
+# operator: affine_train
+# expect: mismatch
+# uncaught: no gradient call runs with create_graph=True, so a backward that is silently not differentiable (second
+#           order terms dropped, no error) is verified; note train_ok_affine (a control) has the same property
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _affine_fwd(x_ptr, w_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * n + cols, mask=mask)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * n + cols, x * w + b, mask=mask)
+
+
+@triton.jit
+def _affine_bwd_x(dy_ptr, w_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    dy = tl.load(dy_ptr + row * n + cols, mask=mask)
+    tl.store(dx_ptr + row * n + cols, dy * tl.load(w_ptr + cols, mask=mask), mask=mask)
+
+
+@triton.jit
+def _affine_bwd_params(dy_ptr, x_ptr, dw_ptr, db_ptr, rows, n, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n
+    dw = tl.zeros((BLOCK,), dtype=tl.float32)
+    db = tl.zeros((BLOCK,), dtype=tl.float32)
+    for r in range(0, rows):
+        dy = tl.load(dy_ptr + r * n + cols, mask=mask, other=0.0)
+        dw += dy * tl.load(x_ptr + r * n + cols, mask=mask, other=0.0)
+        db += dy
+    tl.store(dw_ptr + cols, dw, mask=mask)
+    tl.store(db_ptr + cols, db, mask=mask)
+
+
+class AffineFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        x2 = x.reshape(-1, x.shape[-1]).contiguous()
+        y = torch.empty_like(x2)
+        n = x2.shape[1]
+        _affine_fwd[(x2.shape[0],)](x2, weight, bias, y, n, BLOCK=triton.next_power_of_2(n))
+        ctx.save_for_backward(x2, weight)
+        return y.view(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x2, weight = ctx.saved_tensors
+        dy2 = dy.reshape(x2.shape).contiguous()
+        rows, n = x2.shape
+        dx = torch.empty_like(x2)
+        _affine_bwd_x[(rows,)](dy2, weight, dx, n, BLOCK=triton.next_power_of_2(n))
+        dw = torch.empty_like(weight)
+        db = torch.empty_like(weight)
+        block = min(triton.next_power_of_2(n), 256)
+        _affine_bwd_params[(triton.cdiv(n, block),)](dy2, x2, dw, db, rows, n, BLOCK=block)
+        return dx.view(dy.shape), dw, db
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(features))
+        self.bias = nn.Parameter(torch.empty(features))
+
+    def forward(self, x):
+        return AffineFunction.apply(x, self.weight, self.bias)
