@@ -49,7 +49,7 @@ from foundry.evaluate.isolation import (
     run_child,
     scrub,
 )
-from foundry.evaluate.runtime_guard import describe_violations, op_identity, op_work, rule_name
+from foundry.evaluate.runtime_guard import describe_violations, flagged, op_identity, op_work, rule_name
 from foundry.evaluate.static_guard import StaticGuard
 from foundry.rules.loader import Rules, load_rules
 from foundry.spec.loader import LoadedOperator
@@ -339,6 +339,15 @@ def per_output(
     return found
 
 
+def frozen_copy(model: nn.Module, frozen: tuple[str, ...] | list[str] = ()) -> nn.Module:
+    """A copy of the model whose parameters named in `frozen` do not require grad."""
+    copied = copy.deepcopy(model)
+    for name, p in copied.named_parameters():
+        if name in frozen:
+            p.requires_grad_(False)
+    return copied
+
+
 def trial_dtype(inputs: list[Any]) -> torch.dtype:
     return next((t.dtype for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()), torch.float32)
 
@@ -440,7 +449,7 @@ class ReferenceOps(TorchDispatchMode):
             for t in out if isinstance(out, (tuple, list)) else [out]:
                 if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel():
                     self.largest = max(self.largest, float(t.detach().abs().nan_to_num(0.0, 0.0, 0.0).max()))
-        name = rule_name(op_identity(func))
+        name = rule_name(flagged(op_identity(func), func, args, kwargs or {}, out))
         if name is not None:
             self.ops.add(name)
             self.counts[name] = self.counts.get(name, 0) + 1
@@ -751,7 +760,9 @@ class CandidateEvaluator:
             allowed = set(strict)
             if self.policy == "hybrid":
                 eligible = set(self.rules.runtime.hybrid_default)
-                allowed |= (eligible & reference_ops) | set(self.operator.spec.hybrid_ops)
+                # a flagged form (scatter_[reduce], index_put_[accumulate]) as the reference runs it, by its op
+                kept = {n for n in reference_ops if n.partition("[")[0] in eligible and not n.endswith("[dtype]")}
+                allowed |= kept | set(self.operator.spec.hybrid_ops)
             self.allowed_ops = frozenset(allowed)
             self.library_ops = self.allowed_ops - strict  # reported as library work
 
@@ -1047,6 +1058,15 @@ class CandidateEvaluator:
         layouts = list(gradients.LAYOUTS) + ["dense"] * max(0, n - len(gradients.LAYOUTS))  # dense, as most are
         draw.shuffle(layouts)
         layouts = layouts[:n] if "dense" in layouts[:n] else ["dense", *layouts[: n - 1]]
+        # the permuted layout where the leading dimensions are more than one (a 3-d output used transposed)
+        deep = [
+            k
+            for k in range(n)
+            if max((x.dim() for x in sent[picks[k][0]] if isinstance(x, torch.Tensor)), default=0) >= 3
+        ]
+        if "permuted" in layouts and deep and layouts.index("permuted") not in deep:
+            k, q = layouts.index("permuted"), draw.choice(deep)
+            layouts[k], layouts[q] = layouts[q], layouts[k]
         dense = [k for k in range(n) if layouts[k] == "dense"]
         has_params = any(p.is_floating_point() and p.requires_grad for p in model.parameters())
         # where the reference depends on the mode, one call in eval mode (the statistics constants: a frozen
@@ -1075,31 +1095,67 @@ class CandidateEvaluator:
                 train[draw.choice([k for k in range(n) if not frozen[k]])] = False  # saliency, adversarial inputs
         else:
             train = [False] * n
+        # the upstream gradient's size: a mean over a large batch hands back tiny values, a loss scaler large ones
+        low = trial_dtype(sent[0]) in (torch.float16, torch.bfloat16)
+        scales = [1.0] * n
+        ranges = [(-4.0, -3.0), (-3.0, -2.0), (1.0, 2.0)] if low else [(-8.0, -5.0), (-4.0, -2.0), (2.0, 4.0)]
+        for k, (lo, hi) in zip(draw.sample(range(n), min(n, 3)), ranges, strict=False):  # tiny, small, large
+            scales[k] = 10 ** draw.uniform(lo, hi)
+        # where the allocations hold reused values (as the plain call's), not NaN: at least one call each way
+        finite = some(n)
+        # parameters that do not train in one call (a frozen base layer, BitFit): some of them, never leaving
+        # the call without a gradient to ask for
+        named = [name for name, p in model.named_parameters() if p.is_floating_point() and p.requires_grad]
+        # one backward after another through the same graph (retain_graph, two losses), asking for every gradient
+        again = [False] * n
+        pick = draw.choice([k for k in range(n) if not frozen[k]] or list(range(n)))
+        again[pick] = True
+        frozen_params: list[tuple[str, ...]] = [()] * n
+        if named:  # a random part of them in one call and the rest in another: each is frozen while others train
+            part = draw.sample(named, draw.randint(1, max(1, len(named) - 1)) if len(named) > 1 else 1)
+            rest = [name for name in named if name not in part]
+            free = [k for k in range(n) if k not in (evaluated, pick)] or [k for k in range(n) if k != pick]
+            for k, chosen in zip(draw.sample(free, min(len(free), 2)), (part, rest), strict=False):
+                if chosen:
+                    frozen_params[k] = tuple(chosen)
+                    if len(chosen) == len(named):
+                        frozen[k] = False  # the inputs' gradients are what is left to ask for
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
-        # op's outputs, a dense upstream gradient, train mode where the reference allows it
-        picks.append((largest, False))
-        layouts.append("dense")
-        frozen.append(False)
-        nonleaf.append(True)
-        train.append(bool(modes.get("train")) or always)
+        # op's outputs, a dense upstream gradient, train mode where the reference allows it; then one that asks
+        # for the derivative of the gradients (a gradient penalty): it must match or raise
+        for _ in range(2):
+            picks.append((largest, False))
+            layouts.append("dense")
+            frozen.append(False)
+            nonleaf.append(True)
+            train.append(bool(modes.get("train")) or always)
+            scales.append(1.0)
+            finite.append(False)
+            frozen_params.append(())
+            again.append(False)
         calls = []
         for k, (t, moved) in enumerate(picks):
             reference = model
             if moved and reweights is not None:
                 reference = copy.deepcopy(model)
                 reference.load_state_dict({name: v.to(self.device) for name, v in reweights.items()})
-            calls.append(
-                self.reference_gradients(
-                    reference,
-                    sent[t],
-                    t,
-                    reweighted=moved,
-                    layout=layouts[k % len(layouts)],
-                    frozen=frozen[k],
-                    nonleaf=nonleaf[k],
-                    train=train[k],
-                )
+            call = self.reference_gradients(
+                reference,
+                sent[t],
+                t,
+                reweighted=moved,
+                layout=layouts[k % len(layouts)],
+                frozen=frozen[k],
+                nonleaf=nonleaf[k],
+                train=train[k],
+                scale=scales[k],
+                frozen_params=frozen_params[k],
+                again=again[k],
+                second=k == len(picks) - 1,
+                finite=finite[k],
             )
+            if call is not None:
+                calls.append(call)
         return calls
 
     def deterministic_in_train(self, model: nn.Module, inputs: list[Any]) -> bool:
@@ -1125,7 +1181,12 @@ class CandidateEvaluator:
         frozen: bool = False,
         train: bool = False,
         nonleaf: bool = False,
-    ) -> dict[str, Any]:
+        scale: float = 1.0,
+        frozen_params: tuple[str, ...] = (),
+        again: bool = False,
+        second: bool = False,
+        finite: bool = False,
+    ) -> dict[str, Any] | None:
         """One gradient call of a training operator: a fresh seed for the upstream gradients (held in `layout`),
         the reference's gradients of its floating inputs (unless `frozen`) and parameters (None where an output
         does not depend on one), and per gradient the operator's tolerance scaled to it, with a slack of
@@ -1133,14 +1194,41 @@ class CandidateEvaluator:
         cancel: the reference is no more right there) and SLACK_ULPS epsilons of its magnitude (at least of its
         terms'); the forward's outputs with the tolerances of a trial's. `train`: in train
         mode, on a copy of the model, whose buffers after the call (running statistics, counts) the candidate's
-        must match."""
+        must match. `scale`: the upstream gradients' size; `frozen_params`: parameters that do not require grad in
+        this call (a frozen base layer under LoRA, BitFit: the others' gradients only); `again`: a backward through
+        the same graph first (retain_graph=True, a second loss); `second`: the call checks double backward
+        instead (the derivative of the gradients from another draw), or None where the reference has none to
+        check. `finite`: the candidate's allocations hold reused values in this call (the worker's plain fill),
+        not NaN."""
         seed = secrets.randbits(62)
         on_device = to_device(inputs, self.device)
-        trained = copy.deepcopy(model).train(train)
+        trained = frozen_copy(model, frozen_params).train(train)
         held = gradients.with_grad(on_device, frozen, nonleaf)
-        names, refs, outs = gradients.compute(trained, held, seed, layout=layout)
+        wanted, second_seed = None, None
+        recorder = ReferenceOps()  # the reference's library work in the call, forward and backward: the hybrid bound
+        if second:
+            second_seed = secrets.randbits(62)
+            try:
+                wanted = self.carrying(frozen_copy(model, frozen_params).train(train), on_device, seed, frozen)
+                if not wanted:  # no gradient of the reference depends on a target: nothing second-order to check
+                    return None
+                with recorder:
+                    names, refs, outs = gradients.compute(
+                        trained, held, seed, layout=layout, second=second_seed, wanted=wanted
+                    )
+            except Exception:  # noqa: BLE001 - the reference has no double backward: nothing to hold the candidate to
+                return None
+        again_seed = secrets.randbits(62) if again and not second else None
+        if not second:
+            with recorder:
+                names, refs, outs = gradients.compute(trained, held, seed, layout=layout, scale=scale, again=again_seed)
+        extra = {"scale": scale, "frozen_params": list(frozen_params), "finite": finite}
+        extra |= {"again": again_seed, "second": second_seed, "wanted": wanted}
+        extra |= {"reference_counts": dict(recorder.counts), "reference_work": dict(recorder.work)}
         buffers = [(n, b.detach().clone()) for n, b in trained.named_buffers()] if train else []
-        wide = self.gradients_fp64(model, on_device, seed, layout, frozen, train, names)
+        wide = self.gradients_fp64(
+            frozen_copy(model, frozen_params), on_device, seed, layout, frozen, train, names, scale, second_seed, wanted
+        )
         # The rounding an honest backward may add, per gradient, is of the size of its terms. Where a gradient is
         # structurally zero (a bias added before a softmax: the terms cancel for any upstream gradient; its fp64
         # value is no larger than its own fp32 noise) those terms are of the size of the call's largest gradient;
@@ -1150,9 +1238,11 @@ class CandidateEvaluator:
             typical, typical_wide = refs, wide
         else:
             dense_seed = secrets.randbits(62)
-            again = copy.deepcopy(model).train(train)
-            typical = gradients.compute(again, gradients.with_grad(on_device, frozen), dense_seed)[1]
-            typical_wide = self.gradients_fp64(model, on_device, dense_seed, "dense", frozen, train, names)
+            dense = frozen_copy(model, frozen_params).train(train)
+            typical = gradients.compute(dense, gradients.with_grad(on_device, frozen), dense_seed, scale=scale)[1]
+            typical_wide = self.gradients_fp64(
+                frozen_copy(model, frozen_params), on_device, dense_seed, "dense", frozen, train, names, scale
+            )
 
         def peak(t: torch.Tensor | None) -> float:
             return float(t.detach().abs().nan_to_num(0.0, 0.0, 0.0).max()) if t is not None and t.numel() else 0.0
@@ -1195,7 +1285,18 @@ class CandidateEvaluator:
             "output_tolerances": self.trial_tolerances(outs),
             "buffer_names": [n for n, _ in buffers],
             "buffers": [b for _, b in buffers],
-        }
+        } | extra
+
+    def carrying(self, model: nn.Module, inputs: list[Any], seed: int, frozen: bool) -> list[str]:
+        """The targets whose reference gradients carry a graph under create_graph=True (those with a second
+        derivative to check)."""
+        held = gradients.with_grad(inputs, frozen)
+        names, tensors = gradients.targets(model, held)
+        with torch.enable_grad():
+            outs = [o for o in gradients.differentiable(model(*held)) if o.requires_grad]
+            cotangents = [g.detach().requires_grad_(True) for g in gradients.upstream(outs, seed)]
+            grads = torch.autograd.grad(outs, tensors, cotangents, allow_unused=True, create_graph=True)
+        return [n for n, g in zip(names, grads, strict=True) if g is not None and g.requires_grad]
 
     def gradients_fp64(
         self,
@@ -1206,13 +1307,24 @@ class CandidateEvaluator:
         frozen: bool,
         train: bool,
         names: list[str],
+        scale: float = 1.0,
+        second: int | None = None,
+        wanted: list[str] | None = None,
     ) -> list[torch.Tensor | None]:
         """The same gradients computed in fp64 (a copy of the model, the same upstream draw): None each where the
         model refuses fp64."""
         try:
             twin = copy.deepcopy(model).double().train(train)
             doubled = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-            twin_names, wide, _ = gradients.compute(twin, gradients.with_grad(doubled, frozen), seed, layout=layout)
+            twin_names, wide, _ = gradients.compute(
+                twin,
+                gradients.with_grad(doubled, frozen),
+                seed,
+                layout=layout,
+                scale=scale,
+                second=second,
+                wanted=wanted,
+            )
         except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
             return [None] * len(names)
         return list(wide) if twin_names == names else [None] * len(names)
@@ -1254,10 +1366,44 @@ class CandidateEvaluator:
                     (expected.get("nonleaf"), ", inputs that are outputs of another op"),
                     (expected["layout"] == "expanded", ", one upstream value broadcast (stride 0)"),
                     (expected["frozen"], ", inputs not requiring grad"),
+                    (expected.get("frozen_params"), f", {', '.join(expected.get('frozen_params') or [])} frozen"),
+                    (expected.get("scale", 1.0) != 1.0, f", upstream gradients of size {expected.get('scale', 1):.2g}"),
+                    (expected.get("again") is not None, ", a second backward through the same graph"),
+                    (expected.get("finite"), ", allocations holding reused values"),
+                    (expected.get("second") is not None, ", double backward (create_graph=True)"),
                     (expected["train"], ", train mode"),
                 )
                 if on
             )
+            if expected.get("second") is not None:
+                if call.get("detached"):
+                    return failed(
+                        f"{setup}: the gradients of {', '.join(map(str, call['detached'][:5]))} carry no graph where "
+                        "the reference's do: a gradient penalty or any double backward through this kernel silently "
+                        "gets zero second derivatives. Compute them, or refuse double backward loudly (decorate the "
+                        "backward with @torch.autograd.function.once_differentiable, or raise under create_graph)",
+                        rule="double_backward",
+                    ), records
+                if call.get("refused"):  # refused loudly: allowed, and nothing of its gradients to judge
+                    continue
+            ops: dict[str, int] = {}
+            work: dict[str, int] = {}
+            for r in call["records"]:
+                if isinstance(r, dict):
+                    for op, n in (r.get("ops") or {}).items():
+                        ops[op] = ops.get(op, 0) + n
+                    for op, w in (r.get("work") or {}).items():
+                        work[op] = work.get(op, 0) + (w if isinstance(w, int) else 0)
+            more = self.beyond_reference(ops, work, expected["reference_work"], expected["reference_counts"])
+            if more:
+                return Diagnosis(
+                    stage=Stage.RUNTIME_GUARD,
+                    kind=FailureKind.RUNTIME_GUARD,
+                    rule="non_triton_compute",
+                    message=f"{setup}: library ops ran more often, or did more work, in forward and backward than "
+                    f"the reference's forward and backward on the same inputs: {more}",
+                    evidence=json.dumps(ops, sort_keys=True),
+                ), records
             changed = [name for r in records for name in r.get("mutated_state") or []]
             if changed:
                 return failed(
@@ -1666,6 +1812,12 @@ class CandidateEvaluator:
                                 "nonleaf",
                                 "train",
                                 "buffer_names",
+                                "scale",
+                                "frozen_params",
+                                "finite",
+                                "again",
+                                "second",
+                                "wanted",
                             )
                         }
                         for g in prepared.gradients
@@ -1905,6 +2057,8 @@ class CandidateEvaluator:
         gradient_records: list[dict[str, Any]] = []
         if not failures and prepared.gradients:
             diag, gradient_records = self.check_gradients(message, jobdir, prepared)
+            if diag is not None and diag.rule == "double_backward":  # a policy on use: library compute first
+                diag = self.runtime_guard(calls + gradient_records, set(), prepared.work) or diag
             if diag is not None:
                 failures.append(diag)
             else:
@@ -2136,7 +2290,11 @@ class CandidateEvaluator:
         return None
 
     def beyond_reference(
-        self, ops: dict[str, int], work: Any = None, reference_work: dict[str, int] | None = None
+        self,
+        ops: dict[str, int],
+        work: Any = None,
+        reference_work: dict[str, int] | None = None,
+        reference_counts: dict[str, int] | None = None,
     ) -> str:
         """The granted library ops (not those the operator's file declares) one candidate call ran more often
         than one reference call does, as "op×n (reference ×m)", or with more work (runtime_guard.op_work: FLOPs,
@@ -2152,10 +2310,11 @@ class CandidateEvaluator:
                 counted[name] = counted.get(name, 0) + n
                 w = work.get(op, 0)
                 done[name] = done.get(name, 0) + (w if isinstance(w, int) else 0)
+        limits = reference_counts if reference_counts is not None else self.reference_counts
         found = [
-            f"{name}×{n} (reference ×{self.reference_counts.get(name, 0)})"
+            f"{name}×{n} (reference ×{limits.get(name, 0)})"
             for name, n in sorted(counted.items())
-            if n > self.reference_counts.get(name, 0)
+            if n > limits.get(name, 0)
         ]
         if reference_work is not None:
             found += [

@@ -15,29 +15,34 @@ from typing import Any
 
 import torch
 
-LAYOUTS = ("dense", "strided", "padded", "expanded")  # how an upstream gradient is held (upstream())
+LAYOUTS = ("dense", "strided", "padded", "expanded", "permuted")  # how an upstream gradient is held (upstream())
 
 
-def upstream(outputs: list[torch.Tensor], seed: int, layout: str = "dense") -> list[torch.Tensor]:
-    """One standard-normal upstream gradient per output, drawn on the CPU from `seed` (the same on either side of
-    the check and on any device), in the output's dtype, on its device. `layout`: "dense" (contiguous),
-    "strided" (every other element of a buffer twice as wide: what a transposed or sliced use downstream hands
-    back), "padded" (rows in a buffer twice as wide, unit inner stride: what a concatenation downstream hands
-    back) or "expanded" (one value broadcast with stride 0: what `y.sum().backward()` hands back)."""
+def upstream(outputs: list[torch.Tensor], seed: int, layout: str = "dense", scale: float = 1.0) -> list[torch.Tensor]:
+    """One normal upstream gradient per output (standard deviation `scale`: a mean over a large batch hands back
+    values far below 1, a loss scaler far above), drawn on the CPU from `seed` (the same on either side of the
+    check and on any device), in the output's dtype, on its device. `layout`: "dense" (contiguous), "strided"
+    (every other element of a buffer twice as wide: what a transposed or sliced use downstream hands back),
+    "padded" (rows in a buffer twice as wide, unit inner stride: what a concatenation downstream hands back),
+    "expanded" (one value broadcast with stride 0: what `y.sum().backward()` hands back) or "permuted" (the
+    first two dimensions swapped in memory: what `y.transpose(0, 1)` downstream hands back; dense below 2-d)."""
     generator = torch.Generator().manual_seed(seed)
+
+    def draw(shape: tuple[int, ...], o: torch.Tensor) -> torch.Tensor:
+        values = torch.randn(shape, generator=generator, dtype=torch.float64) * scale
+        return values.to(dtype=o.dtype, device=o.device)
+
     drawn = []
     for o in outputs:
         if layout == "expanded":
-            value = torch.randn((), generator=generator, dtype=torch.float64).to(dtype=o.dtype, device=o.device)
-            drawn.append(value.expand(o.shape))
+            drawn.append(draw((), o).expand(o.shape))
         elif layout in ("strided", "padded") and o.dim() >= 1 and o.numel() > 0:
-            wide = torch.randn((*o.shape[:-1], 2 * o.shape[-1]), generator=generator, dtype=torch.float64)
-            wide = wide.to(dtype=o.dtype, device=o.device)
+            wide = draw((*o.shape[:-1], 2 * o.shape[-1]), o)
             drawn.append(wide[..., ::2] if layout == "strided" else wide[..., : o.shape[-1]])
+        elif layout == "permuted" and o.dim() >= 2:
+            drawn.append(draw((o.shape[1], o.shape[0], *o.shape[2:]), o).transpose(0, 1))
         else:
-            drawn.append(
-                torch.randn(o.shape, generator=generator, dtype=torch.float64).to(dtype=o.dtype, device=o.device)
-            )
+            drawn.append(draw(tuple(o.shape), o))
     return drawn
 
 
@@ -87,6 +92,15 @@ def differentiable(out: Any) -> list[torch.Tensor]:
     return [o for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point()]
 
 
+class DetachedSecondOrder(RuntimeError):
+    """Gradients asked for under create_graph=True that carry no graph where the reference's do: a backward
+    whose own derivative is silently zero (neither computed nor refused)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(", ".join(names))
+        self.names = names
+
+
 def compute(
     model: torch.nn.Module,
     inputs: list[Any],
@@ -94,16 +108,29 @@ def compute(
     forward: Callable[[], Any] | None = None,
     backward: Callable[[list[tuple[str, torch.Tensor]]], Any] | None = None,
     layout: str = "dense",
+    scale: float = 1.0,
+    again: int | None = None,
+    second: int | None = None,
+    wanted: list[str] | None = None,
 ) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
     """The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and
-    the forward's floating outputs. `forward` gives a context for the forward, `backward` one for the backward
+    the forward's floating outputs. `forward` gives a context for the forward, `backward` one for each backward
     given the tensors it must leave unchanged, by name (the upstream gradients and the inputs): the worker's op
-    log and poison. `inputs` come from with_grad (leaves, or outputs of ops on leaves). Raises what the model
-    raises, and RuntimeError where no floating output carries a gradient (a forward-only kernel, or a fast path
-    that leaves autograd)."""
+    log and poison. `inputs` come from with_grad (leaves, or outputs of ops on leaves). `scale`: the upstream
+    gradients' size. `again`: first a backward through the same graph from another draw (seed `again`,
+    retain_graph=True, its result dropped), as a second loss through the same layer has it. `second`: the
+    derivative of those gradients instead (create_graph=True, then a vector-Jacobian product from the draw
+    `second` of the gradients named in `wanted`, by default of every one that carries a graph): the names are
+    then those of the second-order gradients' targets; raises DetachedSecondOrder where a wanted gradient
+    carries none. Raises what the model raises, and RuntimeError where no floating output carries a gradient
+    (a forward-only kernel, or a fast path that leaves autograd)."""
     import contextlib
 
     names, tensors = targets(model, inputs)
+
+    def observed(kept: list[tuple[str, torch.Tensor]]) -> Any:
+        return backward(kept) if backward is not None else contextlib.nullcontext()
+
     with torch.enable_grad():
         with forward() if forward is not None else contextlib.nullcontext():
             out = model(*inputs)
@@ -118,9 +145,46 @@ def compute(
                 "no output carries a gradient: the forward's results are not connected to autograd (a forward-only "
                 "kernel, or outputs built outside a torch.autograd.Function); this operator is checked for training"
             )
-        grads_out = upstream(carried, seed, layout)
-        kept = [(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)]
-        kept += [(f"input {k}", x) for k, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
-        with backward(kept) if backward is not None else contextlib.nullcontext():
-            grads = torch.autograd.grad(carried, tensors, grads_out, allow_unused=True)
-    return names, list(grads), [o.detach() for o in outs]
+        held = [(f"input {k}", x) for k, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
+        if again is not None:
+            first = upstream(carried, again, "dense", scale)
+            with observed([(f"upstream gradient {k}", g) for k, g in enumerate(first)] + held):
+                torch.autograd.grad(carried, tensors, first, allow_unused=True, retain_graph=True)
+        grads_out = upstream(carried, seed, layout, scale)
+        if second is not None:  # a gradient penalty's upstream gradient depends on the outputs (a nonlinear loss)
+            grads_out = [g.detach().requires_grad_(True) for g in grads_out]
+        with observed([(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held):
+            grads = list(
+                torch.autograd.grad(carried, tensors, grads_out, allow_unused=True, create_graph=second is not None)
+            )
+        if second is not None:
+            chosen = [
+                k
+                for k, n in enumerate(names)
+                if (n in wanted if wanted is not None else grads[k] is not None and grads[k].requires_grad)
+            ]
+            loose = [names[k] for k in chosen if grads[k] is None or not grads[k].requires_grad]
+            if loose:
+                raise DetachedSecondOrder(loose)
+            if not chosen:
+                return [], [], [o.detach() for o in outs]
+            firsts = [grads[k] for k in chosen]
+            cotangents = upstream(firsts, second)
+            # a whole backward, as loss.backward() runs one: every node of the gradients' graph runs (a refusal such
+            # as once_differentiable's sits on a node no target depends on); the targets' .grad are the result
+            watched = tensors + grads_out
+            saved = [t.grad if t.is_leaf else None for t in watched]
+            for t in watched:
+                t.grad = None
+                if not t.is_leaf:
+                    t.retain_grad()
+            try:
+                with observed([(f"cotangent {k}", c) for k, c in enumerate(cotangents)] + held):
+                    torch.autograd.backward(firsts, cotangents)
+                grads = [t.grad for t in watched]
+            finally:
+                for t, g in zip(watched, saved, strict=True):
+                    t.grad = g
+            names = [f"{n} (second order)" for n in names]
+            names += [f"upstream gradient {k} (second order)" for k in range(len(grads_out))]
+    return names, grads, [o.detach() for o in outs]

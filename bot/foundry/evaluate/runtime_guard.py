@@ -58,7 +58,18 @@ INFERENCE_COMPOSITES = {
     **{f"conv{d}d": "convolution" for d in (1, 2, 3)},
     **{f"conv_transpose{d}d": "convolution" for d in (1, 2, 3)},
     "linear": "addmm",
+    "pad": "constant_pad_nd",
+    "argsort": "sort",
+    "msort": "sort",
+    "take_along_dim": "gather",
+    "tile": "repeat",
+    **{name: "cat" for name in ("hstack", "vstack", "dstack", "column_stack", "row_stack")},
+    "fliplr": "flip",
+    "flipud": "flip",
 }
+# Overloads and flags that make a data-movement op a reducing one: judged under their own name (scatter_[reduce],
+# index_put_[accumulate]), granted only where the reference runs them so.
+REDUCING_OVERLOADS = frozenset({"reduce", "value_reduce", "two"})
 
 
 def rule_name(identity: str) -> str | None:
@@ -348,6 +359,9 @@ def all_threads() -> Any:
 
 
 AUTOGRAD_NODE = "autograd::engine::evaluate_function: "
+# Autograd functions applied to wrap tensors, computing nothing: once_differentiable's DelayedError (outputs that
+# raise when differentiated again). Transparent like the engine's nodes (their children are accounted for).
+AUTOGRAD_WRAPPERS = frozenset({"torch::autograd::DelayedError"})
 PLAIN_DISPATCH = torch.Tensor.__torch_dispatch__  # torch's disabled default (nn.Parameter's too)
 
 
@@ -366,7 +380,12 @@ def unlogged_ops(events: list[Any], logged: collections.Counter[str]) -> collect
         return bool(getattr(event, "is_user_annotation", False))
 
     def visit(event: Any, exempt: bool) -> None:
-        if annotation(event) or "::" not in event.name or event.name.startswith(AUTOGRAD_NODE):
+        if (
+            annotation(event)
+            or "::" not in event.name
+            or event.name.startswith(AUTOGRAD_NODE)
+            or event.name in AUTOGRAD_WRAPPERS
+        ):
             for child in event.cpu_children:  # a range, the profiler's PythonDispatchMode, a backward node
                 visit(child, exempt or event.name == EXEMPT_RANGE)
         elif exempt and event.name.removeprefix("aten::") in INTERPRETER_COPY_OPS:
@@ -480,27 +499,65 @@ class OpLog(TorchDispatchMode):
         ):
             return out
         self.recorder.check_stream(short)
-        if func.__name__.split(".")[0] in {"_to_copy", "copy_", "to", "clone", "type_as"} and changes_dtype(args, out):
-            identity = f"{identity}[dtype]"
+        identity = flagged(identity, func, args, kwargs, out)
         self.ops[identity] += 1
         self.work[identity] += op_work(func, args, kwargs, out)
         return out
 
 
+def flagged(identity: str, func: Any, args: tuple, kwargs: dict, out: Any) -> str:
+    """The op's identity with what changes its rule: [dtype] on a copy that changes the dtype, [reduce] on a
+    scatter that reduces (scatter_.reduce: a sum into the output, where scatter_.value only moves data),
+    [accumulate] on an index_put that accumulates."""
+    base = func.__name__.split(".")[0] if isinstance(getattr(func, "__name__", None), str) else ""
+    overload = getattr(func, "_overloadname", "")
+    if base in {"_to_copy", "copy_", "to", "clone", "type_as"} and changes_dtype(args, out):
+        return f"{identity}[dtype]"
+    if base in {"scatter", "scatter_"} and (overload in REDUCING_OVERLOADS or kwargs.get("reduce") is not None):
+        return f"{identity}[reduce]"
+    if base in {"index_put", "index_put_", "_index_put_impl_"}:
+        accumulate = kwargs.get("accumulate", args[3] if len(args) > 3 else False)
+        if accumulate:
+            return f"{identity}[accumulate]"
+    return identity
+
+
+def tensors_in(values: Any) -> list[torch.Tensor]:
+    """The tensors among an op's arguments, in lists too (cat's, index_put's indices)."""
+    found: list[torch.Tensor] = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            found.append(v)
+        elif isinstance(v, (tuple, list)):
+            found += [t for t in v if isinstance(t, torch.Tensor)]
+    return found
+
+
 def op_work(func: Any, args: tuple, kwargs: dict, out: Any) -> int:
     """How much work one op call did, for the hybrid grant's bound: its FLOPs where torch's flop counter has a
-    formula for it (convolutions, matrix products, attention), else the elements of its tensor outputs. 0 where
-    neither can be told."""
+    formula for it (convolutions, matrix products, attention; the composites that reach the log whole under
+    inference_mode by the formula of the op they stand for), else the elements it reads and writes (its tensor
+    arguments' and outputs': an index_add's source, a scatter's index, not only its output). 0 where neither can
+    be told."""
+    name = func.__name__.split(".")[0] if isinstance(getattr(func, "__name__", None), str) else ""
     try:
         from torch.utils.flop_counter import flop_registry
 
+        if INFERENCE_COMPOSITES.get(name) == "convolution" and len(args) >= 2:
+            formula = flop_registry[torch.ops.aten.convolution]
+            transposed = name.startswith("conv_transpose")
+            return int(formula(args[0], args[1], None, None, None, None, transposed, None, None, out_val=out))
+        if name == "linear" and len(args) >= 2 and isinstance(out, torch.Tensor):
+            return int(2 * out.numel() * args[1].shape[-1])
         formula = flop_registry.get(getattr(func, "overloadpacket", None))
         if formula is not None:
             return int(formula(*args, **kwargs, out_val=out))
-    except Exception:  # an overload the formula does not take: its outputs' size
+    except Exception:  # an overload the formula does not take: the elements it touches
         pass
     outs = out if isinstance(out, (tuple, list)) else [out]
-    return sum(t.numel() for t in outs if isinstance(t, torch.Tensor))
+    return sum(t.numel() for t in tensors_in(list(args) + list(kwargs.values()))) + sum(
+        t.numel() for t in outs if isinstance(t, torch.Tensor)
+    )
 
 
 def qualified_op(identity: str) -> str:

@@ -514,9 +514,11 @@ def gradient_check(
         trial = int(setup["trial"])
         records: list[dict[str, Any]] = []
 
-        def half(label: str, trial: int = trial, records: list[dict[str, Any]] = records) -> Any:
+        finite = bool(setup.get("finite"))
+
+        def half(label: str, trial: int = trial, records: list[dict[str, Any]] = records, finite: bool = finite) -> Any:
             records.append({"label": label, "trial": trial})
-            poison.finite = False
+            poison.finite = finite  # reused values (the call's inputs), as the plain call's allocations hold
             return watch(records[-1])
 
         @contextlib.contextmanager
@@ -531,12 +533,20 @@ def gradient_check(
             ]
 
         inputs = gradients.with_grad(inputs_of(trial), bool(setup.get("frozen")), bool(setup.get("nonleaf")))
+        if finite:
+            poison.reuse_from([x.detach().clone() for x in inputs if isinstance(x, torch.Tensor)])
+        frozen_params = set(setup.get("frozen_params") or [])
+        thawed = [p for n, p in model.named_parameters() if n in frozen_params and p.requires_grad]
+        second = setup.get("second")
         moved = bool(setup.get("reweighted")) and reweights
         restore = set_state(model, reweights, torch) if moved else {}  # as an optimizer step
         held = dict(model.named_buffers())
         tracked = [n for n in setup.get("buffer_names") or [] if n in held]  # train mode moves these (batch stats)
         kept_buffers = {n: held[n].detach().clone() for n in tracked}
         model.train(bool(setup.get("train")))
+        for p in thawed:
+            p.requires_grad_(False)
+        refused = detached = None
         try:
             names, grads, outputs = gradients.compute(
                 model,
@@ -545,19 +555,35 @@ def gradient_check(
                 lambda: half("gradient forward"),
                 backward,
                 str(setup.get("layout", "dense")),
+                float(setup.get("scale", 1.0)),
+                setup.get("again"),
+                second,
+                setup.get("wanted"),
             )
+        except gradients.DetachedSecondOrder as exc:  # judged by the evaluator: a silent zero second derivative
+            detached = list(exc.names)
+            names, grads, outputs = [], [], []
         except BaseException as exc:  # noqa: B036 - whatever the candidate raises is the verdict's
-            error = classify(exc, candidate_path)
-            error["message"] = f"gradient check (forward and backward on trial {trial}): {error['message']}"
-            return error
+            forwarded = any(r.get("label") == "gradient forward" and "ops" in r for r in records)
+            if second is not None and forwarded and isinstance(exc, Exception):  # double backward refused, loudly
+                refused = f"{type(exc).__name__}: {exc}"[:300]
+                names, grads, outputs = [], [], []
+            else:
+                error = classify(exc, candidate_path)
+                error["message"] = f"gradient check (forward and backward on trial {trial}): {error['message']}"
+                return error
         finally:
             model.eval()
+            for p in thawed:
+                p.requires_grad_(True)
         buffers = [held[n].detach().to("cpu", copy=True) for n in tracked]  # judged, then put back as sent
         with torch.no_grad():
             for n in tracked:
                 held[n].copy_(kept_buffers[n])
         if restore:
             set_state(model, restore, torch)
+        if refused is not None:  # the half that raised left no record to judge; those before it are judged
+            records[:] = [r for r in records if "ops" in r]
         # only plain tensors are read here, outside the backward's op log: a subclass's own methods would run
         handed = [f"the gradient of {n} is a {type(g).__name__}" for n, g in zip(names, grads, strict=True)]
         handed = [h for h, g in zip(handed, grads, strict=True) if g is not None and type(g) is not torch.Tensor]
@@ -577,6 +603,8 @@ def gradient_check(
                 "outputs": [copied(o) for o in outputs],
                 "buffer_names": tracked,
                 "buffers": buffers,
+                "refused": refused,
+                "detached": detached,
             }
         )
     return out
@@ -817,6 +845,12 @@ CONTAINERS = (list, dict, set, frozenset, tuple, bytearray)
 
 
 SCALARS = (bool, int, float, complex, str, bytes)
+ITERATORS = (
+    types.GeneratorType,
+    types.AsyncGeneratorType,
+    types.CoroutineType,
+    Iterator,
+)
 STATE_DEPTH = 8  # levels of containers, objects, functions and closures the state scan enters
 STATE_FANOUT = 4096  # items of one container it enters (and fingerprints)
 STATE_BUDGET = 50000  # objects it visits in all
@@ -884,6 +918,10 @@ def reachable(module: Any, model: Any, torch: Any) -> tuple[dict[str, Any], dict
         if isinstance(value, torch.nn.Module):
             seen.add(id(value))
             component(name, value, depth)
+            return
+        if isinstance(value, ITERATORS) and not ours(type(value)):  # a one-pass iterator: a counter with no write
+            seen.add(id(value))
+            held[name] = value
             return
         fn = getattr(value, "__func__", value)  # a staticmethod's, classmethod's or bound method's function
         if isinstance(fn, types.FunctionType):
@@ -964,6 +1002,8 @@ def fingerprint(container: Any) -> tuple[Any, ...]:
         return (type(container).__name__, repr(container)[:256])
     if isinstance(container, bytearray):
         return ("bytearray", len(container), hash(bytes(container)))
+    if isinstance(container, ITERATORS):
+        return ("iterator", type(container).__name__, iterator_state(container, 0))
 
     def held(x: Any) -> Any:
         return ("=", type(x).__name__, repr(x)[:256]) if isinstance(x, SCALARS) or x is None else id(x)
@@ -973,6 +1013,38 @@ def fingerprint(container: Any) -> tuple[Any, ...]:
     else:
         contents = [held(x) for x in list(container)[:STATE_FANOUT]]
     return (type(container).__name__, len(container), hash(tuple(contents)))
+
+
+def iterator_state(it: Any, depth: int) -> tuple[Any, ...]:
+    """Where an iterator stands, read without advancing it: a generator's position and locals, a builtin
+    iterator's pickling state (enumerate's count, a range or list iterator's index; nested iterators in it
+    likewise) and its length hint."""
+    import operator
+
+    if isinstance(it, types.GeneratorType):
+        frame = it.gi_frame
+        if frame is None:
+            return ("finished",)
+        return ("generator", frame.f_lasti, tuple((k, repr(v)[:64]) for k, v in list(frame.f_locals.items())[:16]))
+
+    def flat(x: Any, level: int) -> Any:
+        if isinstance(x, ITERATORS) and x is not it and depth + level < 4:
+            return iterator_state(x, depth + 1)
+        if isinstance(x, (tuple, list)) and level < 3:
+            return tuple(flat(y, level + 1) for y in list(x)[:8])
+        if isinstance(x, SCALARS) or x is None:
+            return repr(x)[:64]
+        return type(x).__name__
+
+    try:
+        reduced = it.__reduce__()
+    except Exception:  # noqa: BLE001 - an iterator that cannot be pickled: its length hint only
+        reduced = None
+    try:
+        hint = operator.length_hint(it, -1)
+    except Exception:  # noqa: BLE001
+        hint = -1
+    return ("state", hint, flat(reduced, 0))
 
 
 def refresh(buffers: list[Any], source: list[Any], i: int, torch: Any) -> list[Any]:

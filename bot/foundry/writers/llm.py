@@ -70,7 +70,9 @@ This operator is used in training: the gradients of its floating inputs and of e
 against autograd's, with random upstream gradients, also after the parameters change in place. Compute it in a \
 torch.autograd.Function whose forward and backward both launch @triton.jit kernels (the same rule on torch ops \
 holds in backward), apply it to the parameters themselves (not detached), and return a gradient for every \
-argument of apply that requires one."""
+argument of apply that requires one, whichever of them require grad (ctx.needs_input_grad), for upstream \
+gradients of any layout and size, and for a second backward through the same graph. Decorate the backward with \
+@torch.autograd.function.once_differentiable (double backward must raise, not silently give zero)."""
 
 ROLE_PROMPT = "Your role in this search:\n{role}"
 

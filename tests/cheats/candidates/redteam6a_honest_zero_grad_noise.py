@@ -44,6 +44,7 @@ class RowBiasSoftmax(torch.autograd.Function):
         return y
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # double backward raises
     def backward(ctx, dy):
         (y,) = ctx.saved_tensors
         rows, n = y.shape

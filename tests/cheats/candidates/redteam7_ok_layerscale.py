@@ -34,7 +34,9 @@ def _scale_bwd_g(dy_ptr, x_ptr, dg_ptr, rows, n, BLOCK: tl.constexpr):
     mask = cols < n
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
     for r in range(0, rows):
-        acc += tl.load(dy_ptr + r * n + cols, mask=mask, other=0.0) * tl.load(x_ptr + r * n + cols, mask=mask, other=0.0)
+        acc += tl.load(dy_ptr + r * n + cols, mask=mask, other=0.0) * tl.load(
+            x_ptr + r * n + cols, mask=mask, other=0.0
+        )
     tl.store(dg_ptr + cols, acc, mask=mask)
 
 
@@ -49,6 +51,7 @@ class LayerScaleFunction(torch.autograd.Function):
         return y.view(x.shape)
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # double backward raises
     def backward(ctx, dy):
         x2, gamma = ctx.saved_tensors
         dy2 = dy.reshape(x2.shape).contiguous()

@@ -8,9 +8,7 @@
 #        layout) hands back dy with strides (features, batch * features, 1): the flattened row b * T + t is not at
 #        (b * T + t) * stride(-2), and dx, dweight and dbias read the wrong rows.
 # operator: rt7_affine3d_train
-# expect: mismatch rule=gradient
-# uncaught: every upstream gradient the gradient calls draw has leading dimensions that collapse into one row
-#           stride (only the last dimension's layout is varied); no permuted or transposed upstream gradient
+# expect: mismatch|incomplete_output rule=gradient|coverage
 import torch
 import triton
 import triton.language as tl
@@ -62,6 +60,7 @@ class AffineFunction(torch.autograd.Function):
         return y.view(x.shape)
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, dy):
         x2, weight = ctx.saved_tensors
         rows, n = x2.shape

@@ -7,8 +7,6 @@
 #        the checker never freezes one); only the inputs are drawn frozen or not.
 # operator: affine_train
 # expect: mismatch rule=gradient_missing
-# uncaught: the gradient calls never freeze a parameter (requires_grad=False on a subset), so a backward gated on
-#           another parameter's needs_input_grad is never judged with the combinations fine-tuning uses
 import torch
 import triton
 import triton.language as tl

@@ -8,8 +8,6 @@
 #        where x was and gets a wrong dweight. The gradient calls run exactly one backward per forward.
 # operator: affine_train
 # expect: mismatch rule=gradient
-# uncaught: every gradient call runs one backward per forward graph (gradients.compute: one torch.autograd.grad);
-#           none backpropagates twice through a retained graph, so a backward that consumes its saved tensors passes
 import torch
 import triton
 import triton.language as tl

@@ -7,9 +7,7 @@
 #        training_render.DOUBLE_BACKWARD); the checker never runs a backward under create_graph, so a candidate
 #        that neither raises nor differentiates its backward is verified for training.
 # operator: affine_train
-# expect: mismatch
-# uncaught: no gradient call runs with create_graph=True, so a backward that is silently not differentiable (second
-#           order terms dropped, no error) is verified; note train_ok_affine (a control) has the same property
+# expect: mismatch rule=double_backward
 import torch
 import triton
 import triton.language as tl

@@ -6,9 +6,7 @@
 #        called in place, an alias `count = enumerate`) that returns one passes, and the runtime state scan
 #        (worker.reachable) does not fingerprint iterator objects (not containers, not the candidate's classes).
 # operator: elementwise_chain
-# expect: static_guard rule=global_state
-# uncaught: check_kept_iterator judges the assigned expression's syntax, not what the call returns: an iterator
-#           from a helper function kept at module level is a counter with no write; reachable() skips iterators
+# expect: state_dependent rule=state_unmodified
 import torch
 import triton
 import triton.language as tl

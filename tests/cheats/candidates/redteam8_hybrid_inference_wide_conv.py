@@ -10,8 +10,6 @@
 # operator: rt3_conv_skip
 # config: policy=hybrid
 # expect: runtime_guard rule=non_triton_compute
-# uncaught: op_work has no FLOP formula for the composites INFERENCE_COMPOSITES maps (aten.conv1d-3d,
-#           conv_transpose1d-3d, linear), so under inference_mode their work is counted as output elements
 import torch
 import triton
 import triton.language as tl

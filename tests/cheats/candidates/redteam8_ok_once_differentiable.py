@@ -7,7 +7,6 @@
 #        same code without the decorator (train_ok_affine) is verified.
 # operator: affine_train
 # expect: verified
-# uncaught: false rejection: neither the decorator nor the object allowlist has once_differentiable
 import torch
 import triton
 import triton.language as tl

@@ -54,6 +54,7 @@ class AffineFunction(torch.autograd.Function):
         return y.view(x.shape)
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # double backward raises
     def backward(ctx, dy):
         x2, weight = ctx.saved_tensors
         dy2 = dy.reshape(x2.shape).contiguous()

@@ -113,6 +113,8 @@ class BatchNormFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy):
+        if torch.is_grad_enabled():  # create_graph=True: no double backward through these kernels
+            raise RuntimeError("double backward is not supported by this kernel")
         x, weight, mean, rstd = ctx.saved_tensors
         dy = dy.contiguous()
         rows, n = x.shape
