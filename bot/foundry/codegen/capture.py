@@ -609,6 +609,42 @@ class Lowerer:
         prod = self.pw("mul", xv, self.pw("log", yv))
         return self.pw("where", self.pw("eq", xv, self.const(0.0)), self.const(0.0), prod)
 
+    # -- scans ------------------------------------------------------------------------------------
+
+    def op_cumsum(self, node: fx.Node, x: Any, dim: int, dtype: Any = None) -> str:
+        return self.scan("cumsum", node, x, dim)
+
+    def op_cumprod(self, node: fx.Node, x: Any, dim: int, dtype: Any = None) -> str:
+        return self.scan("cumprod", node, x, dim)
+
+    def scan(self, op: str, node: fx.Node, x: Any, dim: int) -> str:
+        """A running sum / product along `dim`. Over a flip along the same dim it is the flip of the reverse
+        scan (cumsum(flip(x)) = flip(reverse cumsum(x))), so that flip(cumsum(flip(x))) needs no flip at all."""
+        xv = self.val(x)
+        rank = len(self.shape(xv))
+        if rank == 0:
+            raise UnsupportedError(f"aten.{op}.default", "a scan of a 0-d tensor")
+        (d,) = norm_dims(dim, rank)
+        meta = node.meta.get("val")
+        dtype = meta.dtype if isinstance(meta, torch.Tensor) else self.nodes[xv].dtype
+        src = self.nodes[xv]
+        reverse = False
+        if src.op == "flip" and src.attrs["dims"] == (d,):
+            xv, reverse = src.args[0], True
+        value = self.add(op, (xv,), self.shape(xv), dtype, dim=d, reverse=reverse)
+        if reverse:
+            return self.add("flip", (value,), self.shape(value), dtype, dims=(d,))
+        return value
+
+    def op_flip(self, node: fx.Node, x: Any, dims: Any) -> str:
+        """Only around a scan along the same dim (see scan); a flip left in the graph is refused by the plan."""
+        xv = self.val(x)
+        d = norm_dims(dims, len(self.shape(xv)))
+        src = self.nodes[xv]
+        if src.op == "flip" and src.attrs["dims"] == d:
+            return src.args[0]
+        return self.add("flip", (xv,), self.shape(xv), src.dtype, dims=d)
+
     # -- reductions -------------------------------------------------------------------------------
 
     def op_sum(self, node: fx.Node, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> str:

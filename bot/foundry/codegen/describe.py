@@ -24,6 +24,7 @@ KIND_WORDS = {
     "matmul": "a matmul (tiled tl.dot) with its epilogue",
     "conv": "a convolution (implicit GEMM or direct loop) with its epilogue",
     "pool": "pooling windows, one output per lane",
+    "scan": "a running sum / product along one dim (one program per block of rows, tiles with a carry)",
 }
 
 

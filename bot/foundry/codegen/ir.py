@@ -87,6 +87,7 @@ POINTWISE = frozenset(
     }
 )
 REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin"})
+SCANS = frozenset({"cumsum", "cumprod"})  # running sums / products along one dim (attrs dim, reverse)
 LEAVES = frozenset({"input", "param", "const", "size", "hostview"})
 
 
@@ -174,6 +175,8 @@ class Node:
             return "pointwise"
         if self.op in REDUCTIONS:
             return "reduce"
+        if self.op in SCANS:
+            return "scan"
         return self.op  # gather, matmul
 
     @property

@@ -1200,6 +1200,7 @@ def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str,
     from foundry.codegen.conv import ConvEmitter
     from foundry.codegen.matmul import MatmulEmitter
     from foundry.codegen.pool import PoolEmitter
+    from foundry.codegen.scan import ScanEmitter
 
     emitter = {
         "pointwise": PointwiseEmitter,
@@ -1209,6 +1210,7 @@ def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str,
         "matmul": MatmulEmitter,
         "conv": ConvEmitter,
         "pool": PoolEmitter,
+        "scan": ScanEmitter,
     }[seg.kind]
     return emitter(graph, seg, genes, prefix, symbolic).emit()
 

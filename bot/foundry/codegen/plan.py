@@ -8,6 +8,9 @@
   matmul      (batched) matmul with the pointwise epilogue that follows it
   conv        N-d (transposed) convolution as an implicit GEMM or a direct loop, with its epilogue
   pool        N-d max / average pooling, one output element per lane, with its epilogue
+  scan        running sums / products (cumsum, cumprod) along one dim, one program per block of rows (the
+              scanned dim as a row, strided when it is not the last), with the elementwise ops before and
+              after them; rows longer than a tile are scanned tile by tile with a running carry
 
 A value crosses a segment boundary only through memory (a segment output); host views (view,
 transpose, …) run in the launcher on materialized tensors, and so do library calls (the hybrid policy's
@@ -28,7 +31,7 @@ TENSOR_LEAVES = frozenset({"input", "param", "hostview"})
 @dataclass
 class Segment:
     index: int
-    kind: str  # pointwise | row | col | full | matmul | conv | pool
+    kind: str  # pointwise | row | col | full | matmul | conv | pool | scan
     base: tuple[int, ...]  # iteration space (the shape reductions run over, or the output shape)
     dims: tuple[int, ...] = ()  # reduced dims of the base (row, col, full)
     nodes: list[str] = field(default_factory=list)
@@ -70,6 +73,18 @@ def row_role(shape: tuple[int, ...], base: tuple[int, ...], dims: tuple[int, ...
         return "perrow"
     if numel(shape) == 1:
         return "scalar"
+    return None
+
+
+def scan_role(shape: tuple[int, ...], base: tuple[int, ...], dim: int) -> str | None:
+    """How an operand of `shape` sits in a scan segment over `base` along `dim`: the full shape, a scalar, and
+    along the last dim also a per-column vector or a per-row value (the row kernel's roles); else None."""
+    if tuple(shape) == tuple(base):
+        return "full"
+    if numel(shape) == 1:
+        return "scalar"
+    if dim == len(base) - 1:
+        return row_role(shape, base, (dim,))
     return None
 
 
@@ -134,6 +149,10 @@ class Planner:
                 self.new_segment(node.op, node, node.shape)
             elif node.op == "gather":
                 self.place_gather(node)
+            elif node.kind == "scan":
+                self.place_scan(node)
+            elif node.op == "flip":
+                raise UnsupportedError("aten.flip.default", "a flip is lowered only around a scan along its dim")
             else:
                 self.place(node)
         for out in self.graph.outputs:
@@ -332,6 +351,38 @@ class Planner:
                 return
         self.new_segment("row", node, shape, (1,), base_of=logits)
 
+    def place_scan(self, node: Node) -> None:
+        """A scan continues the open segment that computes its operand when that one can become (or is) a
+        scan segment over the same shape and dim: an elementwise prologue whose operands the scan kernel reads
+        (scan_role), or earlier scans with their elementwise ops. Otherwise it starts a scan segment on its
+        operand in memory."""
+        src = node.args[0]
+        dim = node.attrs["dim"]
+        seg = self.seg_of.get(src)
+        if seg is not None and self.in_segment(seg, src) and not seg.closed and seg.base == node.shape:
+            if seg.kind == "scan" and seg.dims == (dim,):
+                self.join(seg, node)
+                return
+            if seg.kind == "pointwise" and self.scan_prologue(seg, dim):
+                seg.kind, seg.dims, seg.base_of = "scan", (dim,), src
+                self.join(seg, node)
+                return
+        self.materialize(src)
+        self.new_segment("scan", node, node.shape, (dim,), base_of=src)
+
+    def scan_prologue(self, seg: Segment, dim: int) -> bool:
+        members = set(seg.nodes)
+        for name in seg.nodes:
+            if self.nodes[name].shape != seg.base:
+                return False
+            for arg in self.nodes[name].args:
+                a = self.nodes[arg]
+                if arg in members or a.op in SCALAR_LEAVES:
+                    continue
+                if a.op == "size" or scan_role(a.shape, seg.base, dim) is None:
+                    return False
+        return True
+
     def in_segment(self, seg: Segment, arg: str) -> bool:
         return self.seg_of.get(arg) is seg and arg not in self.materialized
 
@@ -405,6 +456,17 @@ class Planner:
                     else False
                 )
             return False
+        if seg.kind == "scan":
+            return (
+                node.kind == "pointwise"
+                and node.shape == seg.base
+                and all(
+                    self.in_segment(seg, a)
+                    or self.nodes[a].op in SCALAR_LEAVES
+                    or (a in self.materialized and scan_role(self.nodes[a].shape, seg.base, seg.dims[0]) is not None)
+                    for a in node.args
+                )
+            )
         if seg.kind == "conv" and self.channel_epilogue(seg, node) is not None:
             return bool(self.channel_epilogue(seg, node))
         if seg.kind in ("matmul", "conv", "pool"):

@@ -32,6 +32,7 @@ FORWARD_ONLY = (
 # genes the renderer passes to the emitters (not search genes: never listed as genes)
 INTERNAL = frozenset({"others", "row_lengths"})
 ROLES = (
+    ("_scan_kernel", "one program per block of rows along the scanned dim, tiles of BLOCK_N with a running carry"),
     ("_split_partial_kernel", "split rows, pass 1: each program reduces one chunk of a row to partial statistics"),
     ("_split_fwd_kernel", "split rows, pass 2: each program merges its row's partials and writes its chunk"),
     ("_split_one_kernel", "split rows in one launch: the last program of a row to arrive merges the partials"),

@@ -1,5 +1,5 @@
-"""Test operator (hybrid fallback): a running sum alone. Nothing would be left for Triton: unsupported under both
-policies (the writer names the op rather than wrapping the library call in a copy kernel)."""
+"""Test operator (hybrid fallback): a running log-sum-exp alone. Nothing would be left for Triton: unsupported under
+both policies (the writer names the op rather than wrapping the library call in a copy kernel)."""
 
 import torch
 from torch import nn
@@ -9,7 +9,7 @@ FOUNDRY_PRECISION = "fp32"
 
 class Model(nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, dim=-1)
+        return torch.logcumsumexp(x, dim=-1)
 
 
 def get_inputs():

@@ -1,0 +1,28 @@
+"""Test operator (scans): rows longer than one tile (scan.BLOCK_N=256 in the test): a cumsum and a reverse
+cumsum each walk their row in tiles with a running carry."""
+
+import torch
+from torch import nn
+
+FOUNDRY_PRECISION = "fp32"
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, dim=-1) - torch.flip(torch.cumsum(torch.flip(x * 0.5, dims=[-1]), dim=-1), dims=[-1])
+
+
+def get_inputs():
+    return [torch.randn(16, 4096)]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_cpu_inputs():
+    return [torch.randn(2, 600)]
+
+
+def get_cpu_shape_variants():
+    return [[torch.randn(1, 300)]]
