@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.interp]
 
 # operator → (the aten ops kept, a line of the forward that calls them, the Triton launches around them)
 CASES = {
-    "fallback_logcumsumexp_chain": (["aten.logcumsumexp.default"], "logcumsumexp = add.logcumsumexp(-1)", 2),
+    "fallback_roll_chain": (["aten.roll.default"], "roll = add.roll([1], [-1])", 2),
     "fallback_gather_epilogue": (
         ["aten.index_select.default", "aten.gather.default"],
         "gather = index_select.gather(1, cols)",
@@ -75,25 +75,25 @@ def test_hybrid_keeps_the_op_as_a_library_call_and_is_verified(name: str) -> Non
 
 
 def test_an_operator_that_is_the_library_call_alone_stays_unsupported() -> None:
-    path = OPERATORS / "fallback_logcumsumexp_only.py"
+    path = OPERATORS / "fallback_roll_only.py"
     op = load_operator(str(path))
     for policy in ("strict", "hybrid"):
         writer = TemplateWriter(loader=lambda ref: op, policy=policy)
         diagnosis = writer.check(op.spec)
-        assert diagnosis is not None and diagnosis.message.startswith("aten.logcumsumexp.default"), diagnosis
+        assert diagnosis is not None and diagnosis.message.startswith("aten.roll.default"), diagnosis
         with pytest.raises(UnsupportedOperator):
             writer.propose(request_for(path))
     with pytest.raises(UnsupportedError, match="no Triton region"):
-        analyze(op, lambda model, inputs, names: capture(model, inputs, names, library=frozenset({"logcumsumexp"})))
+        analyze(op, lambda model, inputs, names: capture(model, inputs, names, library=frozenset({"roll"})))
 
 
 def test_only_ops_the_rules_list_are_kept(tmp_path: Path) -> None:
     """An op outside rules/runtime.yaml's hybrid_default (and the allocation ops, and FOUNDRY_HYBRID_OPS) is never
     kept: the runtime guard would refuse the candidate. Declaring it in the operator's file keeps it."""
     body = (
-        (OPERATORS / "fallback_logcumsumexp_chain.py")
+        (OPERATORS / "fallback_roll_chain.py")
         .read_text()
-        .replace("torch.logcumsumexp(x * 0.5 + 1.0, dim=-1)", "torch.special.logit(x * 0.5 + 1.0, eps=0.1)")
+        .replace("torch.roll(x * 0.5 + 1.0, shifts=1, dims=-1)", "torch.special.logit(x * 0.5 + 1.0, eps=0.1)")
     )
     path = tmp_path / "logit_chain.py"
     path.write_text(body)

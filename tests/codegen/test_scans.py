@@ -1,8 +1,9 @@
-"""Scans (issue 28, "new families in the template writer: scans"): aten.cumsum and aten.cumprod along one dim are
-lowered to scan kernels (codegen/scan.py): one program per block of rows, tl.cumsum / tl.cumprod over a tile in
-registers with a running carry across tiles, fused with the elementwise ops before and after the scan; a reverse
-scan written as flip, cumsum, flip needs no flip. Each operator is rendered under the strict policy and verified
-by the real evaluator under the interpreter (one trial)."""
+"""Scans (issue 28, "new families in the template writer: scans"): aten.cumsum, aten.cumprod and aten.logcumsumexp
+along one dim are lowered to scan kernels (codegen/scan.py): one program per block of rows, tl.cumsum / tl.cumprod
+(tl.associative_scan with a log-add-exp for logcumsumexp) over a tile in registers with a running carry across
+tiles, fused with the elementwise ops before and after the scan; a reverse scan written as flip, cumsum, flip needs
+no flip. Each operator is rendered under the strict policy and verified by the real evaluator under the
+interpreter (one trial)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ CASES = {
     ),
     "scan_long_rows": ({"scan.BLOCK_N": 256}, ["scan", "scan"], ["min(next_power_of_2(N), 256)", "reverse=True"]),
     "scan_fp16": ({}, ["scan"], ["x * w", "* 0.125"]),
+    "scan_logcumsumexp": ({"scan.BLOCK_N": 256}, ["scan"], ["tl.associative_scan(", "_logaddexp(logcumsumexp_carry"]),
     "scan_middle_dim": ({}, ["scan"], ["INNER = math.prod(shape[2:])", "tl.maximum"]),
 }
 

@@ -617,6 +617,9 @@ class Lowerer:
     def op_cumprod(self, node: fx.Node, x: Any, dim: int, dtype: Any = None) -> str:
         return self.scan("cumprod", node, x, dim)
 
+    def op_logcumsumexp(self, node: fx.Node, x: Any, dim: int) -> str:
+        return self.scan("logcumsumexp", node, x, dim)
+
     def scan(self, op: str, node: fx.Node, x: Any, dim: int) -> str:
         """A running sum / product along `dim`. Over a flip along the same dim it is the flip of the reverse
         scan (cumsum(flip(x)) = flip(reverse cumsum(x))), so that flip(cumsum(flip(x))) needs no flip at all."""

@@ -87,7 +87,7 @@ POINTWISE = frozenset(
     }
 )
 REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin"})
-SCANS = frozenset({"cumsum", "cumprod"})  # running sums / products along one dim (attrs dim, reverse)
+SCANS = frozenset({"cumsum", "cumprod", "logcumsumexp"})  # running sums / products / log-sum-exps along one dim
 LEAVES = frozenset({"input", "param", "const", "size", "hostview"})
 
 

@@ -360,7 +360,9 @@ class Planner:
         dim = node.attrs["dim"]
         seg = self.seg_of.get(src)
         if seg is not None and self.in_segment(seg, src) and not seg.closed and seg.base == node.shape:
-            if seg.kind == "scan" and seg.dims == (dim,):
+            reverse = node.attrs["reverse"]
+            same_way = all(self.nodes[n].attrs["reverse"] == reverse for n in seg.nodes if self.nodes[n].kind == "scan")
+            if seg.kind == "scan" and seg.dims == (dim,) and same_way:  # a kernel walks its tiles one way
                 self.join(seg, node)
                 return
             if seg.kind == "pointwise" and self.scan_prologue(seg, dim):

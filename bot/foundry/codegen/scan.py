@@ -19,6 +19,14 @@ from foundry.codegen.kernels import Emitted, SegmentEmitter, indent
 from foundry.codegen.plan import SCALAR_LEAVES, scan_role
 
 SCAN_FN = {"cumsum": ("tl.cumsum", "+", "0"), "cumprod": ("tl.cumprod", "*", "1")}
+# log(exp(a) + exp(b)) from the larger one (an infinite larger one as it is, NaN kept): logcumsumexp's
+# combine in tl.associative_scan and across tiles
+LOGADDEXP = """@triton.jit
+def _logaddexp(a, b):
+    hi = tl.where(a > b, a, b)
+    lo = tl.where(a > b, b, a)
+    out = tl.where(tl.abs(hi) == float("inf"), hi, hi + tl.log(1.0 + tl.exp(lo - hi)))
+    return tl.where(lo != lo, lo, out)"""
 
 
 class ScanEmitter(SegmentEmitter):
@@ -56,12 +64,19 @@ class ScanEmitter(SegmentEmitter):
 
     def scan_lines(self, n: str) -> list[str]:
         node = self.nodes[n]
+        edge = "0" if self.reverse else "BLOCK_N - 1"
+        reverse = ", reverse=True" if self.reverse else ""
+        if node.op == "logcumsumexp":
+            src = self.var(node.args[0])
+            return [
+                f"{n} = _logaddexp({n}_carry, "
+                f"tl.associative_scan(tl.where(mask, {src}, -float('inf')), 1, _logaddexp{reverse}))",
+                f"{n}_carry = tl.sum(tl.where(lanes == {edge}, {n}, 0.0), axis=1, keep_dims=True)",
+            ]
         fn, combine, ident = SCAN_FN[node.op]
         if node.dtype.is_floating_point:
             ident += ".0"
         src = self.var(node.args[0])
-        edge = "0" if self.reverse else "BLOCK_N - 1"
-        reverse = ", reverse=True" if self.reverse else ""
         zero = "0.0" if node.dtype.is_floating_point else "0"
         return [
             f"{n} = {n}_carry {combine} {fn}(tl.where(mask, {src}, {ident}), axis=1{reverse})",
@@ -84,7 +99,7 @@ class ScanEmitter(SegmentEmitter):
         for n in self.seg.nodes:
             node = self.nodes[n]
             if node.kind == "scan":
-                ident = "0.0" if node.op == "cumsum" else "1.0"
+                ident = {"cumsum": "0.0", "cumprod": "1.0", "logcumsumexp": "-float('inf')"}[node.op]
                 dtype = "tl.float32" if node.dtype.is_floating_point else "tl.int64"
                 body.append(f"{n}_carry = tl.full([BLOCK_M, 1], {ident}, dtype={dtype})")
         body.append("tiles = tl.cdiv(N, BLOCK_N)")
@@ -129,6 +144,13 @@ class ScanEmitter(SegmentEmitter):
         )
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
+        helpers = [LOGADDEXP] if any(self.nodes[n].op == "logcumsumexp" for n in self.seg.nodes) else []
         return Emitted(
-            "\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars, self.seg.outputs, [name]
+            "\n\n\n".join(["\n".join(kernel), *helpers]),
+            "\n".join(launcher),
+            self.launcher,
+            self.tensors,
+            self.scalars,
+            self.seg.outputs,
+            [name],
         )

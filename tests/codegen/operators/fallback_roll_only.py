@@ -1,4 +1,4 @@
-"""Test operator (hybrid fallback): a running log-sum-exp alone. Nothing would be left for Triton: unsupported under
+"""Test operator (hybrid fallback): a roll alone. Nothing would be left for Triton: unsupported under
 both policies (the writer names the op rather than wrapping the library call in a copy kernel)."""
 
 import torch
@@ -9,7 +9,7 @@ FOUNDRY_PRECISION = "fp32"
 
 class Model(nn.Module):
     def forward(self, x):
-        return torch.logcumsumexp(x, dim=-1)
+        return torch.roll(x, shifts=1, dims=-1)
 
 
 def get_inputs():
