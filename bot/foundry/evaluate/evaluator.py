@@ -1095,12 +1095,6 @@ class CandidateEvaluator:
                 train[draw.choice([k for k in range(n) if not frozen[k]])] = False  # saliency, adversarial inputs
         else:
             train = [False] * n
-        # the upstream gradient's size: a mean over a large batch hands back tiny values, a loss scaler large ones
-        low = trial_dtype(sent[0]) in (torch.float16, torch.bfloat16)
-        scales = [1.0] * n
-        ranges = [(-4.0, -3.0), (-3.0, -2.0), (1.0, 2.0)] if low else [(-8.0, -5.0), (-4.0, -2.0), (2.0, 4.0)]
-        for k, (lo, hi) in zip(draw.sample(range(n), min(n, 3)), ranges, strict=False):  # tiny, small, large
-            scales[k] = 10 ** draw.uniform(lo, hi)
         # where the allocations hold reused values (as the plain call's), not NaN: at least one call each way
         finite = some(n)
         # parameters that do not train in one call (a frozen base layer, BitFit): some of them, never leaving
@@ -1120,16 +1114,33 @@ class CandidateEvaluator:
                     frozen_params[k] = tuple(chosen)
                     if len(chosen) == len(named):
                         frozen[k] = False  # the inputs' gradients are what is left to ask for
+        # the upstream gradient's size: a mean over a large batch hands back tiny values, a loss scaler large ones;
+        # contiguous bands, so that no threshold on |dy| lies where no draw can reach (fp32: 1e-8 to 1e6, a loss
+        # scaler's 65536 inside; fp16/bf16 within their range), on calls that ask for every gradient where they can
+        low = trial_dtype(sent[0]) in (torch.float16, torch.bfloat16)
+        scales = [1.0] * n
+        spreads: list[tuple[float, float] | None] = [None] * n
+        ranges = [(-4.0, -2.0), (0.5, 1.5)] if low else [(-8.0, -4.0), (1.0, 4.0)]
+        whole = [k for k in range(n) if not frozen[k] and not frozen_params[k]]
+        others = [k for k in range(n) if k not in whole]
+        draw.shuffle(whole)
+        draw.shuffle(others)
+        order = whole + others
+        for k, (lo, hi) in zip(order, ranges, strict=False):  # all tiny (a mean loss), all large (a loss scaler)
+            scales[k] = 10 ** draw.uniform(lo, hi)
+        if len(order) > 2:  # and each value's size apart, across the whole range: any threshold on |dy| is crossed
+            spreads[order[2]] = (-5.0, 2.0) if low else (-8.0, 6.0)
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
         # op's outputs, a dense upstream gradient, train mode where the reference allows it; then one that asks
         # for the derivative of the gradients (a gradient penalty): it must match or raise
-        for _ in range(2):
+        for last in (False, True):
             picks.append((largest, False))
             layouts.append("dense")
             frozen.append(False)
-            nonleaf.append(True)
+            nonleaf.append(not last)  # a whole backward of the last call would run the chain's ops in the log
             train.append(bool(modes.get("train")) or always)
             scales.append(1.0)
+            spreads.append(None)
             finite.append(False)
             frozen_params.append(())
             again.append(False)
@@ -1149,6 +1160,7 @@ class CandidateEvaluator:
                 nonleaf=nonleaf[k],
                 train=train[k],
                 scale=scales[k],
+                spread=spreads[k],
                 frozen_params=frozen_params[k],
                 again=again[k],
                 second=k == len(picks) - 1,
@@ -1182,6 +1194,7 @@ class CandidateEvaluator:
         train: bool = False,
         nonleaf: bool = False,
         scale: float = 1.0,
+        spread: tuple[float, float] | None = None,
         frozen_params: tuple[str, ...] = (),
         again: bool = False,
         second: bool = False,
@@ -1221,13 +1234,25 @@ class CandidateEvaluator:
         again_seed = secrets.randbits(62) if again and not second else None
         if not second:
             with recorder:
-                names, refs, outs = gradients.compute(trained, held, seed, layout=layout, scale=scale, again=again_seed)
-        extra = {"scale": scale, "frozen_params": list(frozen_params), "finite": finite}
+                names, refs, outs = gradients.compute(
+                    trained, held, seed, layout=layout, scale=scale, again=again_seed, spread=spread
+                )
+        extra = {"scale": scale, "spread": spread, "frozen_params": list(frozen_params), "finite": finite}
         extra |= {"again": again_seed, "second": second_seed, "wanted": wanted}
         extra |= {"reference_counts": dict(recorder.counts), "reference_work": dict(recorder.work)}
         buffers = [(n, b.detach().clone()) for n, b in trained.named_buffers()] if train else []
         wide = self.gradients_fp64(
-            frozen_copy(model, frozen_params), on_device, seed, layout, frozen, train, names, scale, second_seed, wanted
+            frozen_copy(model, frozen_params),
+            on_device,
+            seed,
+            layout,
+            frozen,
+            train,
+            names,
+            scale,
+            second_seed,
+            wanted,
+            spread,
         )
         # The rounding an honest backward may add, per gradient, is of the size of its terms. Where a gradient is
         # structurally zero (a bias added before a softmax: the terms cancel for any upstream gradient; its fp64
@@ -1239,9 +1264,19 @@ class CandidateEvaluator:
         else:
             dense_seed = secrets.randbits(62)
             dense = frozen_copy(model, frozen_params).train(train)
-            typical = gradients.compute(dense, gradients.with_grad(on_device, frozen), dense_seed, scale=scale)[1]
+            typical = gradients.compute(
+                dense, gradients.with_grad(on_device, frozen), dense_seed, scale=scale, spread=spread
+            )[1]
             typical_wide = self.gradients_fp64(
-                frozen_copy(model, frozen_params), on_device, dense_seed, "dense", frozen, train, names, scale
+                frozen_copy(model, frozen_params),
+                on_device,
+                dense_seed,
+                "dense",
+                frozen,
+                train,
+                names,
+                scale,
+                spread=spread,
             )
 
         def peak(t: torch.Tensor | None) -> float:
@@ -1310,6 +1345,7 @@ class CandidateEvaluator:
         scale: float = 1.0,
         second: int | None = None,
         wanted: list[str] | None = None,
+        spread: tuple[float, float] | None = None,
     ) -> list[torch.Tensor | None]:
         """The same gradients computed in fp64 (a copy of the model, the same upstream draw): None each where the
         model refuses fp64."""
@@ -1324,6 +1360,7 @@ class CandidateEvaluator:
                 scale=scale,
                 second=second,
                 wanted=wanted,
+                spread=spread,
             )
         except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
             return [None] * len(names)
@@ -1368,6 +1405,7 @@ class CandidateEvaluator:
                     (expected["frozen"], ", inputs not requiring grad"),
                     (expected.get("frozen_params"), f", {', '.join(expected.get('frozen_params') or [])} frozen"),
                     (expected.get("scale", 1.0) != 1.0, f", upstream gradients of size {expected.get('scale', 1):.2g}"),
+                    (expected.get("spread") is not None, ", upstream values of sizes 1e-8 to 1e6"),
                     (expected.get("again") is not None, ", a second backward through the same graph"),
                     (expected.get("finite"), ", allocations holding reused values"),
                     (expected.get("second") is not None, ", double backward (create_graph=True)"),
@@ -1813,6 +1851,7 @@ class CandidateEvaluator:
                                 "train",
                                 "buffer_names",
                                 "scale",
+                                "spread",
                                 "frozen_params",
                                 "finite",
                                 "again",

@@ -18,18 +18,29 @@ import torch
 LAYOUTS = ("dense", "strided", "padded", "expanded", "permuted")  # how an upstream gradient is held (upstream())
 
 
-def upstream(outputs: list[torch.Tensor], seed: int, layout: str = "dense", scale: float = 1.0) -> list[torch.Tensor]:
+def upstream(
+    outputs: list[torch.Tensor],
+    seed: int,
+    layout: str = "dense",
+    scale: float = 1.0,
+    spread: tuple[float, float] | None = None,
+) -> list[torch.Tensor]:
     """One normal upstream gradient per output (standard deviation `scale`: a mean over a large batch hands back
     values far below 1, a loss scaler far above), drawn on the CPU from `seed` (the same on either side of the
     check and on any device), in the output's dtype, on its device. `layout`: "dense" (contiguous), "strided"
     (every other element of a buffer twice as wide: what a transposed or sliced use downstream hands back),
     "padded" (rows in a buffer twice as wide, unit inner stride: what a concatenation downstream hands back),
     "expanded" (one value broadcast with stride 0: what `y.sum().backward()` hands back) or "permuted" (the
-    first two dimensions swapped in memory: what `y.transpose(0, 1)` downstream hands back; dense below 2-d)."""
+    first two dimensions swapped in memory: what `y.transpose(0, 1)` downstream hands back; dense below 2-d).
+    `spread` (lo, hi): each value's size drawn apart, log-uniform between 10**lo and 10**hi (a threshold on |dy|
+    anywhere in that range is crossed within the call)."""
     generator = torch.Generator().manual_seed(seed)
 
     def draw(shape: tuple[int, ...], o: torch.Tensor) -> torch.Tensor:
         values = torch.randn(shape, generator=generator, dtype=torch.float64) * scale
+        if spread is not None:
+            exponents = torch.rand(shape, generator=generator, dtype=torch.float64) * (spread[1] - spread[0])
+            values = values * torch.pow(10.0, exponents + spread[0])
         return values.to(dtype=o.dtype, device=o.device)
 
     drawn = []
@@ -112,16 +123,18 @@ def compute(
     again: int | None = None,
     second: int | None = None,
     wanted: list[str] | None = None,
+    spread: tuple[float, float] | None = None,
 ) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
     """The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and
     the forward's floating outputs. `forward` gives a context for the forward, `backward` one for each backward
     given the tensors it must leave unchanged, by name (the upstream gradients and the inputs): the worker's op
-    log and poison. `inputs` come from with_grad (leaves, or outputs of ops on leaves). `scale`: the upstream
-    gradients' size. `again`: first a backward through the same graph from another draw (seed `again`,
-    retain_graph=True, its result dropped), as a second loss through the same layer has it. `second`: the
+    log and poison. `inputs` come from with_grad (leaves, or outputs of ops on leaves). `scale`, `spread`: the
+    upstream gradients' size (upstream()). `again`: first a backward through the same graph from another draw
+    (seed `again`, retain_graph=True, its result dropped), as a second loss through the same layer has it. `second`: the
     derivative of those gradients instead (create_graph=True, then a vector-Jacobian product from the draw
-    `second` of the gradients named in `wanted`, by default of every one that carries a graph): the names are
-    then those of the second-order gradients' targets; raises DetachedSecondOrder where a wanted gradient
+    `second` of the gradients named in `wanted`, by default of every one that carries a graph): the gradients are then
+    the first-order ones (as built under create_graph) followed by the second-order ones of the targets and of the
+    upstream gradients; raises DetachedSecondOrder where a wanted gradient
     carries none. Raises what the model raises, and RuntimeError where no floating output carries a gradient
     (a forward-only kernel, or a fast path that leaves autograd)."""
     import contextlib
@@ -147,10 +160,10 @@ def compute(
             )
         held = [(f"input {k}", x) for k, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
         if again is not None:
-            first = upstream(carried, again, "dense", scale)
+            first = upstream(carried, again, "dense", scale, spread)
             with observed([(f"upstream gradient {k}", g) for k, g in enumerate(first)] + held):
                 torch.autograd.grad(carried, tensors, first, allow_unused=True, retain_graph=True)
-        grads_out = upstream(carried, seed, layout, scale)
+        grads_out = upstream(carried, seed, layout, scale, spread)
         if second is not None:  # a gradient penalty's upstream gradient depends on the outputs (a nonlinear loss)
             grads_out = [g.detach().requires_grad_(True) for g in grads_out]
         with observed([(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held):
@@ -168,6 +181,7 @@ def compute(
                 raise DetachedSecondOrder(loose)
             if not chosen:
                 return [], [], [o.detach() for o in outs]
+            firsts_all = list(grads)
             firsts = [grads[k] for k in chosen]
             cotangents = upstream(firsts, second)
             # a whole backward, as loss.backward() runs one: every node of the gradients' graph runs (a refusal such
@@ -185,6 +199,8 @@ def compute(
             finally:
                 for t, g in zip(watched, saved, strict=True):
                     t.grad = g
-            names = [f"{n} (second order)" for n in names]
+            # the first-order gradients built under create_graph are judged too (a gradient penalty reads them)
+            grads = [g.detach() if g is not None else None for g in firsts_all] + grads
+            names = names + [f"{n} (second order)" for n in names]
             names += [f"upstream gradient {k} (second order)" for k in range(len(grads_out))]
     return names, grads, [o.detach() for o in outs]

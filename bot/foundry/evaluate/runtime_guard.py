@@ -359,9 +359,12 @@ def all_threads() -> Any:
 
 
 AUTOGRAD_NODE = "autograd::engine::evaluate_function: "
-# Autograd functions applied to wrap tensors, computing nothing: once_differentiable's DelayedError (outputs that
-# raise when differentiated again). Transparent like the engine's nodes (their children are accounted for).
-AUTOGRAD_WRAPPERS = frozenset({"torch::autograd::DelayedError"})
+# Autograd's own functions and nodes named outside the engine's ranges: once_differentiable's DelayedError (outputs
+# that raise when differentiated again), AccumulateGrad (a leaf's .grad written by a whole backward). Transparent
+# like the engine's nodes: whatever ops they run are their children, accounted for like any other.
+AUTOGRAD_WRAPPERS = frozenset(
+    {"torch::autograd::DelayedError", "torch::autograd::AccumulateGrad", "torch::autograd::GraphRoot"}
+)
 PLAIN_DISPATCH = torch.Tensor.__torch_dispatch__  # torch's disabled default (nn.Parameter's too)
 
 

@@ -559,6 +559,7 @@ def gradient_check(
                 setup.get("again"),
                 second,
                 setup.get("wanted"),
+                tuple(setup["spread"]) if setup.get("spread") else None,
             )
         except gradients.DetachedSecondOrder as exc:  # judged by the evaluator: a silent zero second derivative
             detached = list(exc.names)
@@ -1025,7 +1026,15 @@ def iterator_state(it: Any, depth: int) -> tuple[Any, ...]:
         frame = it.gi_frame
         if frame is None:
             return ("finished",)
-        return ("generator", frame.f_lasti, tuple((k, repr(v)[:64]) for k, v in list(frame.f_locals.items())[:16]))
+
+        def local(v: Any) -> Any:  # a generator's locals are its state, as a closure's cells are
+            if isinstance(v, ITERATORS) and v is not it and depth < 4:
+                return iterator_state(v, depth + 1)
+            if isinstance(v, (*CONTAINERS, *SCALARS)):
+                return fingerprint(v)
+            return ("object", id(v))
+
+        return ("generator", frame.f_lasti, tuple((k, local(v)) for k, v in list(frame.f_locals.items())[:64]))
 
     def flat(x: Any, level: int) -> Any:
         if isinstance(x, ITERATORS) and x is not it and depth + level < 4:
