@@ -46,3 +46,25 @@ def test_chunked_and_whole_comparisons_agree(name, monkeypatch):
         assert chunked.message == whole.message or chunked.rule == "relative_rms"
     expected = {"within": None, "one off": "tolerance", "poisoned": "coverage", "coarse": "relative_rms"}
     assert (whole.rule if whole else None) == expected.get(name)
+
+
+def test_an_infinity_of_the_wrong_sign_is_a_mismatch():
+    ref = torch.tensor([1.0, float("inf"), float("-inf"), 2.0])
+    tol = Tolerance(atol=1e-4, rtol=1e-4)
+    assert compare(ref.clone(), ref, tol, kind=FailureKind.MISMATCH, what="out") is None
+    flipped = torch.tensor([1.0, float("-inf"), float("-inf"), 2.0])
+    diag = compare(flipped, ref, tol, kind=FailureKind.MISMATCH, what="out")
+    assert diag is not None and "got -inf, expected inf" in diag.message
+
+
+def test_a_complex_output_is_judged_on_both_parts():
+    ref = torch.complex(torch.randn(4, 6), torch.randn(4, 6))
+    tol = Tolerance(atol=1e-4, rtol=1e-4)
+    assert compare(ref.clone(), ref, tol, kind=FailureKind.MISMATCH, what="out") is None
+    real_only = torch.complex(ref.real, torch.zeros_like(ref.imag))  # the imaginary half never written
+    assert compare(real_only, ref, tol, kind=FailureKind.MISMATCH, what="out") is not None
+    slack = torch.full(ref.shape, 1e-2)
+    nudged = ref + 1e-3j
+    assert compare(nudged, ref, tol, kind=FailureKind.MISMATCH, what="out") is not None
+    with_slack = Tolerance(atol=1e-4, rtol=1e-4, slack=slack.to(ref.dtype))
+    assert compare(nudged, ref, with_slack, kind=FailureKind.MISMATCH, what="out") is None

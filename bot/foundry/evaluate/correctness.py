@@ -4,6 +4,7 @@ Runs in the parent: the candidate's process never sees reference outputs."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -45,6 +46,14 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
             kind=FailureKind.SHAPE_MISMATCH,
             rule="shape_dtype",
             message=f"{what}: got {tuple(out.shape)} {out.dtype}, expected {tuple(ref.shape)} {ref.dtype}",
+        )
+    if ref.is_complex():  # both parts judged (a cast to a real dtype keeps the real part only)
+        slack = tol.slack
+        if slack is not None and slack.shape == ref.shape:
+            slack = slack.abs().unsqueeze(-1).expand(*ref.shape, 2)
+            tol = dataclasses.replace(tol, slack=slack.to(torch.view_as_real(ref).dtype))
+        return compare(
+            torch.view_as_real(out.resolve_conj()), torch.view_as_real(ref.resolve_conj()), tol, kind=kind, what=what
         )
     if not (ref.is_floating_point() or ref.is_complex()):
         bad = out != ref
@@ -125,8 +134,8 @@ def elementwise(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Absolute errors (0 where both are NaN or the same infinity, or one is NaN and the other infinite: both
     diverged) and where they exceed atol + rtol * |ref| (+ slack, per element, where given) (or the reference
-    is not finite and the output is, a diverged value laundered into a number), of fp64 outputs and
-    references."""
+    is not finite and the output is, a diverged value laundered into a number, or the output is the opposite
+    infinity), of fp64 outputs and references."""
     both_nan = torch.isnan(o) & torch.isnan(r)
     same_inf = torch.isinf(r) & (o == r)
     diverged = (torch.isnan(o) & torch.isinf(r)) | (torch.isinf(o) & torch.isnan(r))
@@ -135,7 +144,8 @@ def elementwise(
     limit = tol.atol + tol.rtol * r.abs()
     if slack is not None:
         limit = limit + slack
-    return err, (err > limit) | (~torch.isfinite(r) & torch.isfinite(o))
+    opposite = torch.isinf(r) & torch.isinf(o) & (o != r)  # -inf for +inf: |o - r| = inf is not above inf
+    return err, (err > limit) | (~torch.isfinite(r) & torch.isfinite(o)) | opposite
 
 
 def chunked_sums(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> tuple[float, float, int] | None:
