@@ -529,8 +529,8 @@ def test_cli_missing_files_exit_2(tmp_path: Path):
 
 def test_hybrid_work_bound_alone_catches_the_wide_conv(monkeypatch: pytest.MonkeyPatch):
     """With no NaN/+inf trial whatever the operator (such a trial could reject redteam3_hybrid_wide_conv first), the
-    hybrid grant's work bound rejects it: one convolution with twice the reference's output channels is twice the
-    reference's work."""
+    hybrid grant rejects it: one convolution with twice the reference's output channels is another configuration
+    than the reference's (weight shape and groups are part of the grant), and twice the reference's work."""
     import foundry.evaluate.evaluator as evaluator
 
     monkeypatch.setattr(evaluator, "propagates", lambda *args: False)
@@ -542,4 +542,4 @@ def test_hybrid_work_bound_alone_catches_the_wide_conv(monkeypatch: pytest.Monke
         pool.close()
     assert not verdict.verified and verdict.failure is not None
     assert verdict.failure.rule == "non_triton_compute", verdict.failure.headline()
-    assert "convolution work" in verdict.failure.message
+    assert "aten.convolution" in verdict.failure.message

@@ -346,6 +346,8 @@ def test_a_granted_library_op_is_bounded_by_how_often_the_reference_runs_it(tmp_
     path.write_text(CONV)
     ev = CandidateEvaluator(load_operator(str(path)), policy="hybrid", config=EvaluatorConfig(trials=1), device="cpu")
     ev.prepare().close()
-    assert ev.reference_counts.get("convolution") == 1 and "convolution" in ev.library_ops
-    assert ev.beyond_reference({"aten.convolution.default": 1}) == ""
-    assert ev.beyond_reference({"aten.convolution.default": 2}) == "convolution×2 (reference ×1)"
+    granted = "convolution[2x2x3x3/1]"  # the reference's configuration: weight shape and groups
+    assert ev.reference_counts.get(granted) == 1 and granted in ev.library_ops
+    assert ev.beyond_reference({"aten.convolution.default[2x2x3x3/1]": 1}) == ""
+    assert ev.beyond_reference({"aten.convolution.default[2x2x3x3/1]": 2}) == f"{granted}×2 (reference ×1)"
+    assert not ev.granted("convolution[4x2x3x3/1]")  # another configuration (twice the channels) is not granted

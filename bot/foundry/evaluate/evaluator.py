@@ -490,6 +490,7 @@ class CandidateEvaluator:
         self.last_work: dict[str, int] = {}  # the work per op of the last reference call (ReferenceOps.work)
         self.allowed_ops: frozenset[str] = frozenset()
         self.library_ops: frozenset[str] = frozenset()
+        self.strict_ops: frozenset[str] = frozenset()
         self.grant(frozenset())
         self.reference_ops = None
         self.trials = self.config.trials or self.rules.tolerance.trials
@@ -765,6 +766,21 @@ class CandidateEvaluator:
                 allowed |= kept | set(self.operator.spec.hybrid_ops)
             self.allowed_ops = frozenset(allowed)
             self.library_ops = self.allowed_ops - strict  # reported as library work
+            self.strict_ops = frozenset(strict)
+
+    def granted(self, name: str | None) -> bool:
+        """Whether an op (its rule name, flags included: convolution[8x8x3x3/1]) may run outside Triton: granted
+        as the reference runs it, or declared by the operator's file (FOUNDRY_HYBRID_OPS, any form of it)."""
+        if name is None:
+            return False
+        declared = self.policy == "hybrid" and name.partition("[")[0] in self.operator.spec.hybrid_ops
+        return name in self.allowed_ops or (declared and not name.endswith("[dtype]"))
+
+    def library_name(self, name: str | None) -> str | None:
+        """The library op a granted op is reported as (its flags dropped), or None for strict and refused ones."""
+        if name is None or name in self.strict_ops or not self.granted(name):
+            return None
+        return name.partition("[")[0]
 
     def transformed(self, model: nn.Module, inputs: list[Any]) -> list[tuple[str, list[Any], Any]]:
         """Trials whose floating-point inputs are moved within the operator's domain: special values (ties, exact
@@ -2282,7 +2298,7 @@ class CandidateEvaluator:
                     rule="no_triton_launch",
                     message=f"{what}: launched no Triton kernel",
                 )
-            outside = {op: n for op, n in call["ops"].items() if rule_name(op) not in self.allowed_ops}
+            outside = {op: n for op, n in call["ops"].items() if not self.granted(rule_name(op))}
             if outside:
                 listing = ", ".join(f"{op}×{n}" for op, n in sorted(outside.items()))
                 return Diagnosis(
@@ -2311,7 +2327,7 @@ class CandidateEvaluator:
                 return Diagnosis(
                     stage=Stage.RUNTIME_GUARD, kind=FailureKind.RUNTIME_GUARD, rule=rule, message=f"{what}: {message}"
                 )
-            library |= {rule_name(op) for op in call["ops"] if rule_name(op) in self.library_ops}
+            library |= {found for op in call["ops"] if (found := self.library_name(rule_name(op))) is not None}
             if call["threads"] > 0:
                 return Diagnosis(
                     stage=Stage.RUNTIME_GUARD,
@@ -2345,7 +2361,7 @@ class CandidateEvaluator:
         work = work if isinstance(work, dict) else {}
         for op, n in ops.items():
             name = rule_name(op)
-            if name in self.library_ops and name not in self.operator.spec.hybrid_ops:
+            if self.library_name(name) is not None and self.library_name(name) not in self.operator.spec.hybrid_ops:
                 counted[name] = counted.get(name, 0) + n
                 w = work.get(op, 0)
                 done[name] = done.get(name, 0) + (w if isinstance(w, int) else 0)

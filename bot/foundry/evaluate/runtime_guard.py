@@ -508,16 +508,30 @@ class OpLog(TorchDispatchMode):
         return out
 
 
+# Convolutions by the argument position of their groups: a grant is of one configuration (weight shape and
+# groups), since another (a dense 1x1 for a depthwise 7x7) can do other work at no more FLOPs.
+CONVOLUTIONS = {
+    "convolution": 8,
+    "_convolution": 8,
+    **{f"conv{d}d": 6 for d in (1, 2, 3)},
+    **{f"conv_transpose{d}d": 6 for d in (1, 2, 3)},
+}
+
+
 def flagged(identity: str, func: Any, args: tuple, kwargs: dict, out: Any) -> str:
     """The op's identity with what changes its rule: [dtype] on a copy that changes the dtype, [reduce] on a
     scatter that reduces (scatter_.reduce: a sum into the output, where scatter_.value only moves data),
-    [accumulate] on an index_put that accumulates."""
+    [accumulate] on an index_put that accumulates, [weight shape/groups] on a convolution."""
     base = func.__name__.split(".")[0] if isinstance(getattr(func, "__name__", None), str) else ""
     overload = getattr(func, "_overloadname", "")
     if base in {"_to_copy", "copy_", "to", "clone", "type_as"} and changes_dtype(args, out):
         return f"{identity}[dtype]"
     if base in {"scatter", "scatter_"} and (overload in REDUCING_OVERLOADS or kwargs.get("reduce") is not None):
         return f"{identity}[reduce]"
+    if base in CONVOLUTIONS and len(args) > 1 and isinstance(args[1], torch.Tensor):  # the configuration granted
+        at = CONVOLUTIONS[base]
+        groups = args[at] if len(args) > at else kwargs.get("groups", 1)
+        return f"{identity}[{'x'.join(map(str, args[1].shape))}/{groups}]"
     if base in {"index_put", "index_put_", "_index_put_impl_"}:
         accumulate = kwargs.get("accumulate", args[3] if len(args) > 3 else False)
         if accumulate:

@@ -10,8 +10,6 @@
 # operator: rt10_dw7_proj
 # config: policy=hybrid
 # expect: runtime_guard rule=non_triton_compute
-# uncaught: beyond_reference bounds a granted op by count and by its total FLOPs (runtime_guard.op_work), not by what
-#           it computes: a depthwise grant's FLOPs buy a dense 1x1 (a matrix product) of the same count
 import torch
 import torch.nn.functional as F
 import triton
