@@ -945,14 +945,14 @@ class CandidateEvaluator:
         slacks = per_output(refs, out, slack)
         # Signed weights cancel too (a linear layer on |x| still sums positive and negative products): the terms'
         # magnitudes are the reference's output with its floating parameters made absolute as well.
-        signed = copy.deepcopy(model)
-        state = [t for t in list(signed.parameters()) + list(signed.buffers()) if t.is_floating_point()]
+        magnitudes = copy.deepcopy(model)  # the same model with |parameters|
+        state = [t for t in list(magnitudes.parameters()) + list(magnitudes.buffers()) if t.is_floating_point()]
         if state:
             with torch.no_grad():
                 for t in state:
                     t.abs_()
             try:
-                unsigned = per_output(refs, self.run_reference(signed, to_device(absolute, self.device)), slack)
+                unsigned = per_output(refs, self.run_reference(magnitudes, to_device(absolute, self.device)), slack)
             except Exception:  # noqa: BLE001 - the reference refuses absolute parameters: the slack above stands
                 unsigned = []
             for k, extra in enumerate(unsigned):
