@@ -450,7 +450,9 @@ def test_every_static_cheat_fires_its_declared_rule_and_every_other_candidate_pa
         if expect.startswith("static_guard"):
             expected = set(expect.partition("rule=")[2].split("|")) - {""}
             assert errors and (not expected or fired & expected), f"{path.name}: expected {expected}, fired {fired}"
-        elif "static_guard=false" not in fields.get("config", ""):
+        elif "static_guard=false" not in fields.get("config", "") and not fields.get("uncaught", "").startswith(
+            "(a false rejection) static_guard"
+        ):  # a false rejection by the guard still open is a strict xfail of the cheats suite
             assert not errors, f"{path.name}: {[(d.rule, d.line, d.message) for d in errors]}"
 
 

@@ -684,15 +684,19 @@ class CandidateEvaluator:
                 torch.manual_seed(secrets.randbits(62))
                 variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
             edges = self.edge_variants(model, self.generated(lambda: op.inputs(self.small)), variants)
-            for variant in variants + edges:
+            for variant in variants:
                 add(variant)
+            edged_at = len(refs)
+            slacks: dict[int, list[torch.Tensor | None]] = {}
+            for variant in edges:  # longer rows than trial 0's: more terms, and each term's rounding, per element
+                add(variant)
+                slacks[len(refs) - 1] = self.rounding_slack(model, variant, refs[-1])
             torch.manual_seed(secrets.randbits(62))
             transformed_at = len(refs)
-            slacks: dict[int, list[torch.Tensor | None]] = {}
             for note, inputs, out in self.transformed(model, self.generated(lambda: op.inputs(self.small))):
                 add(inputs, note, out)
                 slacks[len(refs) - 1] = self.rounding_slack(model, inputs, refs[-1])
-            tolerances = {t: self.trial_tolerances(refs[t], slacks.get(t)) for t in range(transformed_at, len(refs))}
+            tolerances = {t: self.trial_tolerances(refs[t], slacks.get(t)) for t in range(edged_at, len(refs))}
             torch.manual_seed(secrets.randbits(62))
             reweights = self.reweighted(model, self.generated(lambda: op.inputs(self.small)), add)
             if reweights is not None:
@@ -1057,9 +1061,12 @@ class CandidateEvaluator:
         )
         if edged:
             picks.append((largest, False))
+        structural = []  # calls on a layout or shape the default trials lack: each asks for every gradient
         for marker in ("-100", "non-contiguous"):
             found = [t for t, note in transformed if marker in note]
             if found:
+                if marker == "non-contiguous":
+                    structural.append(len(picks))
                 picks.append((found[0], False))
         while len(picks) < GRADIENT_CALLS_MIN:  # enough calls for each layout and mode to meet the others
             picks.append((len(picks) % self.trials, False))
@@ -1083,14 +1090,16 @@ class CandidateEvaluator:
         if "permuted" in layouts and deep and layouts.index("permuted") not in deep:
             k, q = layouts.index("permuted"), draw.choice(deep)
             layouts[k], layouts[q] = layouts[q], layouts[k]
-        dense = [k for k in range(n) if layouts[k] == "dense"]
+        dense = [k for k in range(n) if layouts[k] == "dense" and k not in structural] or [
+            k for k in range(n) if layouts[k] == "dense"
+        ]
         has_params = any(p.is_floating_point() and p.requires_grad for p in model.parameters())
         # where the reference depends on the mode, one call in eval mode (the statistics constants: a frozen
         # batch norm that the layers below train through), never with frozen inputs; the others in train mode
         evaluated = draw.choice([k for k in range(n) if layouts[k] != "expanded"]) if always else -1
         frozen = some(n) if has_params else [False] * n
-        if always:
-            frozen[evaluated] = False
+        for k in [evaluated, *structural] if always else structural:
+            frozen[k] = False
         dense_free = [k for k in dense if k != evaluated]
         if has_params and dense_free and not any(frozen[k] for k in dense):  # a first layer, a real upstream
             frozen[draw.choice(dense_free)] = True
@@ -1124,7 +1133,9 @@ class CandidateEvaluator:
         if named:  # a random part of them in one call and the rest in another: each is frozen while others train
             part = draw.sample(named, draw.randint(1, max(1, len(named) - 1)) if len(named) > 1 else 1)
             rest = [name for name in named if name not in part]
-            free = [k for k in range(n) if k not in (evaluated, pick)] or [k for k in range(n) if k != pick]
+            free = [k for k in range(n) if k not in (evaluated, pick, *structural)] or [
+                k for k in range(n) if k != pick
+            ]
             for k, chosen in zip(draw.sample(free, min(len(free), 2)), (part, rest), strict=False):
                 if chosen:
                     frozen_params[k] = tuple(chosen)
@@ -1144,8 +1155,11 @@ class CandidateEvaluator:
         order = whole + others
         for k, (lo, hi) in zip(order, ranges, strict=False):  # all tiny (a mean loss), all large (a loss scaler)
             scales[k] = 10 ** draw.uniform(lo, hi)
-        if len(order) > 2:  # and each value's size apart, across the whole range: any threshold on |dy| is crossed
-            spreads[order[2]] = (-5.0, 2.0) if low else (-8.0, 6.0)
+        # and each value's size apart, across the whole range, on a call whose upstream holds more than one value:
+        # any threshold on |dy| is crossed
+        apart = [k for k in order[2:] if layouts[k] != "expanded"]
+        if apart:
+            spreads[apart[0]] = (-5.0, 2.0) if low else (-8.0, 6.0)
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
         # op's outputs, a dense upstream gradient, train mode where the reference allows it; then one that asks
         # for the derivative of the gradients (a gradient penalty): it must match or raise
@@ -2098,7 +2112,7 @@ class CandidateEvaluator:
             if any(c.get("inference") for c in calls):
                 checks.append("one call under torch.inference_mode")
             last = len(refs) - 1 if prepared.reweighted else len(refs)
-            transformed = [prepared.notes[t] for t in sorted(prepared.tolerances) if t != last]
+            transformed = [prepared.notes[t] for t in sorted(prepared.tolerances) if t != last and prepared.notes[t]]
             if transformed:
                 checks.append(f"transformed inputs ({'; '.join(transformed)})")
             if prepared.reweighted:
