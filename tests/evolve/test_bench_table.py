@@ -128,3 +128,21 @@ def test_reports_of_one_setup_merge_and_others_are_refused():
         merge_reports([report([a]), report([b], budget=8)])
     with pytest.raises(FatalError, match="device"):
         merge_reports([report([a]), report([b], device="NVIDIA H100")])
+
+
+def test_a_training_operator_gets_its_forward_backward_and_peak_memory_rows():
+    from foundry.core.records import PeakMemory, TrainingTiming
+
+    verdict = timed("t", 0.5, 1.0, 0.8)
+    assert verdict.timing is not None
+    step = TrainingTiming(candidate_ms=2.0, eager_ms=3.0, compile_ms=2.5, memory=PeakMemory(candidate_mib=3, eager_mib=4))
+    timing = verdict.timing.model_copy(update={"training": step, "memory": PeakMemory(candidate_mib=1, eager_mib=2)})
+    row = row_from("ops/train.py", "search", verdict.model_copy(update={"timing": timing}), 4, 10.0)
+    plain = row_from("ops/plain.py", "search", timed("p", 0.5, 1.0, 0.8), 4, 10.0)
+    block = render_operator(row)
+    assert "forward + backward:" in block and "1.50x vs eager" in block  # 3.0 / 2.0
+    assert "peak memory, forward + backward: eager 4.00 MiB, torch.compile -, foundry 3.00 MiB" in block
+    assert "forward + backward" not in render_operator(plain)
+    table = render_table(report([row, plain]))
+    assert "ops/train.py | 3.0000 ms | 2.5000 ms | 2.0000 ms | 1.50x | 1.25x | 4.00 / - / 3.00" in table
+    assert "ops/plain.py | 3.0000" not in table  # a forward-only operator has no training row

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from foundry.commands.optimize import SearchOptions, add_search_arguments, optimize_operator
 from foundry.core.errors import FatalError
-from foundry.core.records import Candidate, Verdict
+from foundry.core.records import Candidate, PeakMemory, TrainingTiming, Verdict
 from foundry.evolve.progress import LogProgress
 
 NOT_MEASURED = "timing needs a GPU: verified under the Triton interpreter, speed not measured"
@@ -56,6 +56,8 @@ class BenchRow(BaseModel):
     note: str = ""
     runs_ms: tuple[float, ...] = ()  # Foundry's time in each timing run of the final check (the median above)
     host_ms: float | None = None  # the host's time to enqueue one call of Foundry's kernel (not in foundry_ms)
+    memory: PeakMemory | None = None  # a forward's peak device memory (eager, torch.compile, Foundry)
+    training: TrainingTiming | None = None  # a training operator's forward + backward step, and its peak memory
 
 
 class BenchAggregate(BaseModel):
@@ -168,6 +170,8 @@ def row_from(operator: str, kernel: str, verdict: Verdict | None, evaluated: int
         library_ops=verdict.library_ops if verdict and verdict.verified else (),
         note=row_note(verdict),
         runs_ms=tuple(r.candidate_ms for r in timing.runs) if measured and timing else (),
+        memory=timing.memory if measured and timing else None,
+        training=timing.training if measured and timing else None,
         host_ms=timing.host_ms if measured and timing else None,
     )
 
@@ -241,6 +245,22 @@ def render_operator(row: BenchRow) -> str:
             f"  (the host takes {row.host_ms:.4f} ms to launch one call, longer than the kernel runs: "
             "back to back with nothing else queued, it runs at the host's pace)"
         )
+    train = row.training
+    if train is not None:
+        lines.append("  forward + backward:")
+        for label, ms in (
+            ("eager", train.eager_ms),
+            ("torch.compile", train.compile_ms),
+            ("foundry", train.candidate_ms),
+        ):
+            speed = f"{train.eager_ms / ms:.2f}x vs eager" if train.eager_ms and ms else "-"
+            lines.append(f"  {label:<14} {fmt(ms, ' ms'):>12}   {speed}")
+    for what, memory in (("forward", row.memory), ("forward + backward", train.memory if train else None)):
+        if memory is not None and memory.candidate_mib is not None:
+            lines.append(
+                f"  peak memory, {what}: eager {fmt(memory.eager_mib, ' MiB')}, torch.compile "
+                f"{fmt(memory.compile_mib, ' MiB')}, foundry {fmt(memory.candidate_mib, ' MiB')}"
+            )
     if len(row.runs_ms) > 1:
         times = " / ".join(f"{ms:.4f}" for ms in row.runs_ms)
         lines.append(f"  (foundry timed in {len(row.runs_ms)} runs: {times} ms; the median above)")
@@ -291,6 +311,20 @@ def render_table(report: BenchReport) -> str:
                 )
             )
         )
+    trained = [r for r in report.rows if r.training is not None]
+    if trained:
+        headers = ("operator", "fwd+bwd eager", "fwd+bwd torch.compile", "fwd+bwd foundry", "vs eager", "vs compile")
+        headers += ("peak MiB eager / compile / foundry",)
+        lines += ["", " | ".join(headers), " | ".join("---" for _ in headers)]
+        for r in trained:
+            t = r.training
+            assert t is not None
+            m = t.memory
+            peaks = " / ".join(fmt(v) for v in (m.eager_mib, m.compile_mib, m.candidate_mib)) if m else "-"
+            cells = (r.operator, fmt(t.eager_ms, " ms"), fmt(t.compile_ms, " ms"), fmt(t.candidate_ms, " ms"))
+            cells += (fmt(t.speedup_eager, "x"), fmt(t.speedup_compile, "x"), peaks)
+            lines.append(" | ".join(cells))
+        lines.append("")
     a = report.aggregate
     lines.append(f"{a.verified}/{a.operators} verified, {a.measured} timed")
     if a.measured:

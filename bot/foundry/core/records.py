@@ -105,6 +105,34 @@ class TimingRun(Record):
     compile_ms: float | None = None
 
 
+class PeakMemory(Record):
+    """Device memory at the peak of one call beyond what was allocated before it (MiB): outputs and workspaces,
+    and in a training step the tensors saved for backward and the gradients."""
+
+    candidate_mib: float | None = None
+    eager_mib: float | None = None
+    compile_mib: float | None = None
+
+
+class TrainingTiming(Record):
+    """A training operator's step, forward and backward (from fixed upstream gradients, inputs and parameters
+    requiring grad), timed as the forward is: the candidate in its worker, eager and torch.compile in the
+    evaluator, on the same shapes."""
+
+    candidate_ms: float | None = None
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    memory: PeakMemory | None = None
+
+    @property
+    def speedup_eager(self) -> float | None:
+        return self.eager_ms / self.candidate_ms if self.candidate_ms and self.eager_ms else None
+
+    @property
+    def speedup_compile(self) -> float | None:
+        return self.compile_ms / self.candidate_ms if self.candidate_ms and self.compile_ms else None
+
+
 class Timing(Record):
     measured: bool
     reason: str = ""  # why not measured
@@ -117,6 +145,8 @@ class Timing(Record):
     baseline_notes: tuple[str, ...] = ()  # how eager and torch.compile were run (TF32 off, compile failed …)
     runs: tuple[TimingRun, ...] = ()  # a finalist's timing runs; the times above are then their medians
     host_ms: float | None = None  # the host's time to enqueue one call of the candidate (kept out of candidate_ms)
+    memory: PeakMemory | None = None  # the forward's peak memory (inference: under no_grad)
+    training: TrainingTiming | None = None  # forward + backward, for a training operator
 
     @property
     def speedup_eager(self) -> float | None:

@@ -33,9 +33,11 @@ from foundry.core.records import (
     Diagnosis,
     FailureKind,
     KernelFacts,
+    PeakMemory,
     Stage,
     Timing,
     TimingRun,
+    TrainingTiming,
     Verdict,
 )
 from foundry.evaluate import exchange, gradients, jobfiles, landlock
@@ -195,6 +197,8 @@ class Prepared:
     work: list[dict[str, int]] = field(default_factory=list)  # per trial, the reference's work per op (op_work)
     # a training operator's gradient calls (reference_gradients): trial, seed, names, reference grads, tolerances
     gradients: list[dict[str, Any]] = field(default_factory=list)
+    # one more gradient call (trial 0, a fresh upstream draw) run after the timed training steps (timing only)
+    after_gradient: dict[str, Any] | None = None
 
     def held_bytes(self) -> int:
         refs = sum(t.numel() * t.element_size() for r in self.refs for t in r)
@@ -213,6 +217,28 @@ class ReferenceTiming:
     flops: int
     bytes_moved: int
     notes: list[str] = field(default_factory=list)
+    peak_bytes: dict[str, int] = field(default_factory=dict)  # "eager", "compile": a forward's peak memory
+    train_ms: dict[str, float] = field(default_factory=dict)  # a training operator's step (forward + backward)
+    train_peak_bytes: dict[str, int] = field(default_factory=dict)
+
+
+GRADIENT_SPEC = (  # what the worker needs of a gradient call (the reference's answers stay here)
+    "trial",
+    "seed",
+    "reweighted",
+    "layout",
+    "frozen",
+    "nonleaf",
+    "train",
+    "buffer_names",
+    "scale",
+    "spread",
+    "frozen_params",
+    "finite",
+    "again",
+    "second",
+    "wanted",
+)
 
 
 SHM = Path("/dev/shm")
@@ -402,6 +428,17 @@ def median_run(verdicts: list[Verdict]) -> Verdict:
         }
     )
     return base.model_copy(update={"timing": timing, "wall_s": sum(v.wall_s for v in verdicts)})
+
+
+def peak_memory(candidate: Any, reference: dict[str, int]) -> PeakMemory:
+    """Peak memory in MiB: the candidate's as its worker reported it (a number, or nothing), the reference's."""
+
+    def mib(n: Any) -> float | None:
+        return round(n / 2**20, 3) if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+    return PeakMemory(
+        candidate_mib=mib(candidate), eager_mib=mib(reference.get("eager")), compile_mib=mib(reference.get("compile"))
+    )
 
 
 def to_device(values: list[Any], device: str) -> list[Any]:
@@ -718,6 +755,8 @@ class CandidateEvaluator:
                 prepared.gradients = self.gradient_calls(
                     model, sent, reweights, prepared.modes, declared, edged, [(t, notes[t]) for t in transformed]
                 )
+                if self.timing_available and prepared.gradients:  # the backward again after the timed steps
+                    prepared.after_gradient = self.reference_gradients(model, sent[0], 0)
             if shared is not None:
                 if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
                     prepared.first = [
@@ -1396,25 +1435,54 @@ class CandidateEvaluator:
             return [None] * len(names)
         return list(wide) if twin_names == names else [None] * len(names)
 
-    def check_gradients(
+    def check_gradients_after_timing(
         self, message: dict[str, Any], jobdir: Path, prepared: Prepared
+    ) -> Diagnosis | None:
+        """The gradient call the worker ran after the timed training steps (a fresh upstream draw on trial 0),
+        judged as the checked ones are: a backward that stops computing, or computes less, after many steps is
+        as wrong as one that never did."""
+        assert prepared.after_gradient is not None
+        diag, _ = self.check_gradients(
+            message, jobdir, prepared, [prepared.after_gradient], "gradients_after_timing.pt"
+        )
+        if diag is None:
+            return None
+        return diag.model_copy(
+            update={
+                "stage": Stage.TIMING,
+                "kind": FailureKind.STATE_DEPENDENT,
+                "rule": "state:after_timing",
+                "message": f"after the timed training steps, the backward's gradients changed: {diag.message}",
+            }
+        )
+
+    def check_gradients(
+        self,
+        message: dict[str, Any],
+        jobdir: Path,
+        prepared: Prepared,
+        expected_calls: list[dict[str, Any]] | None = None,
+        file: str = "gradients.pt",
     ) -> tuple[Diagnosis | None, list[dict[str, Any]]]:
         """The candidate's gradients (the worker's gradient calls, gradients.pt) against the reference's, and the
-        runtime guard's records of those calls' forward and backward halves (judged with the others)."""
+        runtime guard's records of those calls' forward and backward halves (judged with the others).
+        `expected_calls`, `file`: other calls than the checked ones (prepared.gradients) and where their
+        gradients are."""
+        expected_calls = prepared.gradients if expected_calls is None else expected_calls
         calls = message.get("gradient_calls")
-        grads = self.worker_outputs(jobdir / "gradients.pt")
+        grads = self.worker_outputs(jobdir / file) if (jobdir / file).exists() else []
 
         def failed(text: str, rule: str = "gradient", kind: FailureKind = FailureKind.MISMATCH) -> Diagnosis:
             return Diagnosis(stage=Stage.CORRECTNESS, kind=kind, rule=rule, message=text)
 
-        if not isinstance(calls, list) or len(calls) != len(prepared.gradients) or len(grads) != len(calls):
+        if not isinstance(calls, list) or len(calls) != len(expected_calls) or len(grads) != len(calls):
             return failed(
-                f"the candidate's process reported no gradients for the {len(prepared.gradients)} "
+                f"the candidate's process reported no gradients for the {len(expected_calls)} "
                 "gradient calls of this training operator",
                 kind=FailureKind.CRASH,
             ), []
         records: list[dict[str, Any]] = []
-        for expected, call, got in zip(prepared.gradients, calls, grads, strict=True):
+        for expected, call, got in zip(expected_calls, calls, grads, strict=True):
             trial = expected["trial"]
             if (
                 not isinstance(call, dict)
@@ -1868,34 +1936,15 @@ class CandidateEvaluator:
                     "inputs": prepared.described,  # shapes, strides and dtypes only (the compile ahead's)
                     "reweighted": prepared.reweighted,
                     "modes": prepared.modes,
-                    "gradients": [
-                        {
-                            k: g[k]
-                            for k in (
-                                "trial",
-                                "seed",
-                                "reweighted",
-                                "layout",
-                                "frozen",
-                                "nonleaf",
-                                "train",
-                                "buffer_names",
-                                "scale",
-                                "spread",
-                                "frozen_params",
-                                "finite",
-                                "again",
-                                "second",
-                                "wanted",
-                            )
-                        }
-                        for g in prepared.gradients
-                    ]
-                    or None,
+                    "gradients": [{k: g[k] for k in GRADIENT_SPEC} for g in prepared.gradients] or None,
                     "timing": {
                         "trials": self.config.timing_trials,
                         "warmup": self.config.timing_warmup,
                         "rotate": self.config.timing_rotate,
+                        "training": bool(prepared.gradients),
+                        "after_gradients": [{k: prepared.after_gradient[k] for k in GRADIENT_SPEC}]
+                        if prepared.after_gradient is not None
+                        else None,
                     },
                 }
                 if prepared.descriptors:
@@ -1967,6 +2016,8 @@ class CandidateEvaluator:
                         outputs = self.worker_outputs(jobdir / "outputs_after_timing.pt")
                         shared = delivered(after.get("delivered"), prepared.after, len(outputs))
                         stale = self.check_after_timing(outputs, refs[: self.after_trials], shared)
+                        if stale is None and prepared.after_gradient is not None:
+                            stale = self.check_gradients_after_timing(after, jobdir, prepared)
                     else:  # it failed, or died, when called again after the timing run
                         stale = self.child_failure(after, outcome).model_copy(update={"stage": Stage.TIMING})
                     after_checked = True
@@ -2546,7 +2597,7 @@ class CandidateEvaluator:
                 escaped_stream("timing", message["foreign_streams"], Stage.TIMING),
                 facts,
             )
-        if message["escaped"]:
+        if message["escaped"] or message.get("train_escaped"):
             return (
                 Timing(measured=False, reason="timing anomaly"),
                 Diagnosis(
@@ -2581,7 +2632,19 @@ class CandidateEvaluator:
             compile_ms=ref.compile_ms,
             roofline=roof,
             baseline_notes=tuple(ref.notes),
+            memory=peak_memory(message.get("peak_bytes"), ref.peak_bytes),
         )
+        if message.get("train_median_ms") is not None:
+            timing = timing.model_copy(
+                update={
+                    "training": TrainingTiming(
+                        candidate_ms=message["train_median_ms"],
+                        eager_ms=ref.train_ms.get("eager"),
+                        compile_ms=ref.train_ms.get("compile"),
+                        memory=peak_memory(message.get("train_peak_bytes"), ref.train_peak_bytes),
+                    )
+                }
+            )
         return timing, None, facts
 
     def warm_reference(self, inputs: list[Any], model: nn.Module) -> None:
@@ -2606,7 +2669,7 @@ class CandidateEvaluator:
             if self.reference_timing is not None:
                 return self.reference_timing
             from foundry.evaluate.roofline import count_flops, tensor_bytes
-            from foundry.evaluate.timing import clone_inputs, time_cuda
+            from foundry.evaluate.timing import clone_inputs, peak_bytes, time_cuda
 
             cfg = self.config
             compiled, failed = None, None
@@ -2632,6 +2695,16 @@ class CandidateEvaluator:
             with torch.no_grad():
                 outputs = as_outputs(model(*device_inputs))
             state = list(model.parameters()) + list(model.buffers())
+            runs = {"eager": model} | ({"compile": compiled} if compile_ms is not None else {})
+            peaks = {name: peak_bytes(fn, rotated[0]) for name, fn in runs.items()}
+            train_ms: dict[str, float] = {}
+            train_peaks: dict[str, int] = {}
+            if self.operator.spec.training:
+                for name, fn in runs.items():
+                    try:
+                        train_ms[name], train_peaks[name] = self.time_training(fn, model, rotated)
+                    except Exception as exc:  # noqa: BLE001 - a baseline that cannot train is a fact, not a crash
+                        notes.append(f"{name} failed in a training step: {type(exc).__name__}: {exc}"[:300])
             self.reference_timing = ReferenceTiming(
                 eager_ms=eager.median_ms,
                 compile_ms=compile_ms,
@@ -2640,9 +2713,32 @@ class CandidateEvaluator:
                 + tensor_bytes(device_inputs)
                 + tensor_bytes(outputs),
                 notes=notes,
+                peak_bytes=peaks,
+                train_ms=train_ms,
+                train_peak_bytes=train_peaks,
             )
             self.warm = None
             return self.reference_timing
+
+    def time_training(self, fn: Any, model: nn.Module, rotated: list[list[Any]]) -> tuple[float, int]:
+        """The reference's training step through `fn` (eager: the model; or its compiled form), timed as the
+        candidate's is (worker.train_timing), and the step's peak memory."""
+        from foundry.evaluate import timing
+
+        cfg = self.config
+        params = [p for p in model.parameters() if p.requires_grad]
+        buffers = [timing.leaves(b) for b in rotated]
+        step = timing.training_step(fn)
+
+        def prepare(i: int) -> list[Any]:
+            held = buffers[i % len(buffers)]
+            timing.clear_grads(held, params)
+            return held
+
+        result = timing.time_cuda(step, prepare, trials=cfg.timing_trials, warmup=max(cfg.timing_warmup, 3))
+        peak = timing.peak_bytes(step, prepare(0))
+        timing.clear_grads([], params)
+        return result.median_ms, peak
 
     # -- verdict ----------------------------------------------------------------------------------
 
@@ -2693,7 +2789,16 @@ class CandidateEvaluator:
 # What a job directory holds once its worker ran: the evaluator's files, the worker's outputs, the candidate's
 # temporary files and Triton cache (landlock.confine), the trials file while it is written (jobfiles.write_trials).
 JOB_ENTRIES = frozenset(
-    {"candidate.py", "job.json", "job.pt", jobfiles.TRIALS, "outputs.pt", "outputs_after_timing.pt", "gradients.pt"}
+    {
+        "candidate.py",
+        "job.json",
+        "job.pt",
+        jobfiles.TRIALS,
+        "outputs.pt",
+        "outputs_after_timing.pt",
+        "gradients.pt",
+        "gradients_after_timing.pt",
+    }
     | {"tmp", "triton-cache"}
 )
 

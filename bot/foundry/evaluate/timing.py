@@ -33,6 +33,14 @@ SYNC = torch.cuda.synchronize
 SPIN = getattr(torch._C, "_cuda_sleep", torch.cuda._sleep)
 PERF = time.perf_counter
 MEDIAN = statistics.median
+BACKWARD = torch.autograd.backward
+ENABLE_GRAD = torch.enable_grad
+NO_GRAD = torch.no_grad
+RANDN_LIKE = torch.randn_like
+TENSOR = torch.Tensor
+RESET_PEAK = torch.cuda.reset_peak_memory_stats
+ALLOCATED = torch.cuda.memory_allocated
+MAX_ALLOCATED = torch.cuda.max_memory_allocated
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # several times the H200's 60 MB L2
 MIN_TRIALS = 30
@@ -148,3 +156,50 @@ def time_cuda(
         host_ms=MEDIAN(host),
         mask_ms=mask_ms,
     )
+
+
+def training_step(fn: Callable[..., Any]) -> Callable[..., None]:
+    """One training step through fn: its forward with grad enabled, then one backward from fixed upstream
+    gradients (normal, drawn at the first call, a warm-up one) through every output that requires grad, as a
+    loss after the operator would run it. The inputs that require grad, and the parameters, get their .grad
+    (leaves: clear them between steps, untimed, as zero_grad(set_to_none=True) does)."""
+    upstream: list[torch.Tensor] = []
+
+    def step(*inputs: Any) -> None:
+        with ENABLE_GRAD():
+            out = fn(*inputs)
+            outs = [o for o in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(o, TENSOR)]
+            outs = [o for o in outs if o.requires_grad]
+            if not upstream:
+                upstream.extend(RANDN_LIKE(o) for o in outs)
+            BACKWARD(outs, upstream)
+
+    return step
+
+
+def leaves(inputs: Sequence[Any]) -> list[Any]:
+    """Trial inputs as a training step gets them: floating tensors are leaves that require grad (an activation
+    from the layer below), in new buffers; anything else as it is."""
+    return [
+        x.detach().clone().requires_grad_(True) if isinstance(x, TENSOR) and x.is_floating_point() else x
+        for x in inputs
+    ]
+
+
+def clear_grads(inputs: Sequence[Any], params: Sequence[torch.Tensor]) -> None:
+    for x in [*inputs, *params]:
+        if isinstance(x, TENSOR):
+            x.grad = None
+
+
+def peak_bytes(fn: Callable[..., Any], inputs: Sequence[Any]) -> int:
+    """Device bytes allocated at the peak of one call of fn (under no_grad: a training step enables grad
+    itself) beyond those allocated before it: its outputs, workspaces, and for a training step the tensors
+    saved for backward and the gradients."""
+    SYNC()
+    RESET_PEAK()
+    base = ALLOCATED()
+    with NO_GRAD():
+        fn(*inputs)
+    SYNC()
+    return max(0, MAX_ALLOCATED() - base)

@@ -442,6 +442,9 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     foreign_before = len(recorder.foreign)
     try:
         result = timing.time_cuda(model, prepare, trials=int(spec_t["trials"]), warmup=int(spec_t["warmup"]))
+        trained = {"peak_bytes": timing.peak_bytes(model, prepare(0))}
+        if spec_t.get("training"):
+            trained |= train_timing(model, rotated, sources, spec_t, timing, torch)
     except BaseException as exc:  # noqa: B036
         channel.send({"phase": "timing", "error": classify(exc, candidate_path)})
         return
@@ -462,6 +465,7 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             "foreign_streams": recorder.foreign[foreign_before:][:3],
             "kernels": kernel_facts(recorder),
         }
+        | trained
     )
     # The same kernel, after all those calls, on known inputs (the parent judges these; the device is still
     # held exclusively until "after ran", so no one else times meanwhile)
@@ -478,12 +482,61 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             torch.cuda.synchronize()
             delivered.append(deliver(out, after_buffers[t] if t < len(after_buffers) else None))
             after.append(None if delivered[-1] else plain_outputs(out, torch))
+        regrads: list[dict[str, Any]] = []
+        if spec_t.get("after_gradients"):  # and its backward, after the training steps timed
+            checked = gradient_check(
+                spec_t["after_gradients"],
+                model,
+                lambda t: data_trial(data, t, device, torch),
+                None,
+                poison,
+                watch,
+                mutated,
+                candidate_path,
+                torch,
+            )
+            if isinstance(checked, dict):
+                channel.send({"phase": "after", "error": checked})
+                return
+            regrads = checked
         channel.send({"phase": "after ran"})  # on the host now: the device is free for the next timing run
         jobfiles.save(after, jobdir / "outputs_after_timing.pt")
+        if regrads:
+            jobfiles.save(
+                [call.pop("grads") + call.pop("outputs") + call.pop("buffers") for call in regrads],
+                jobdir / "gradients_after_timing.pt",
+            )
     except BaseException as exc:  # noqa: B036
         channel.send({"phase": "after", "error": classify(exc, candidate_path)})
         return
-    channel.send({"phase": "after", "error": None, "delivered": delivered})
+    channel.send({"phase": "after", "error": None, "delivered": delivered, "gradient_calls": regrads})
+
+
+def train_timing(
+    model: Any, rotated: list[list[Any]], sources: list[list[Any]], spec_t: dict[str, Any], timing: Any, torch: Any
+) -> dict[str, Any]:
+    """A training operator's step (timing.training_step: forward, then backward from fixed upstream gradients)
+    timed as the forward is, on leaf copies of the timing buffers refreshed before each step (their gradients
+    and the parameters' cleared, untimed), and the step's peak memory."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    buffers = [timing.leaves(b) for b in rotated]
+    step = timing.training_step(model)
+
+    def prepare(i: int) -> list[Any]:
+        with torch.no_grad():
+            held = refresh(buffers[i % len(buffers)], sources[i % len(sources)], i, torch)
+        timing.clear_grads(held, params)
+        return held
+
+    result = timing.time_cuda(step, prepare, trials=int(spec_t["trials"]), warmup=int(spec_t["warmup"]))
+    peak = timing.peak_bytes(step, prepare(0))
+    timing.clear_grads([], params)
+    return {
+        "train_median_ms": result.median_ms,
+        "train_host_ms": result.host_ms,
+        "train_escaped": result.escaped,
+        "train_peak_bytes": peak,
+    }
 
 
 def gradient_check(

@@ -66,6 +66,65 @@ def results_table(report: RunReport) -> Table:
     return Table(headers=headers, rows=rows, align=("left", "right", "right", "right"))
 
 
+def _mib(value: float | None) -> str:
+    return f"{value:.1f} MiB" if value is not None else "—"
+
+
+def memory_table(timing: Timing | None) -> list[AnyPart]:
+    """Peak device memory of one forward, and for a training operator its forward + backward step timed as
+    the forward is (eager, torch.compile, the kernel side by side): only where the GPU measured them."""
+    if timing is None or not timing.measured:
+        return []
+    parts: list[AnyPart] = []
+    train = timing.training
+    if train is not None:
+        compiled, eager = train.compile_ms, train.eager_ms
+        rows = (
+            (
+                "eager PyTorch",
+                _ms(eager),
+                "1.00×" if eager else "—",
+                _x(compiled / eager if compiled and eager else None),
+            ),
+            (
+                "torch.compile",
+                _ms(compiled),
+                _x(eager / compiled if compiled and eager else None),
+                "1.00×" if compiled else "—",
+            ),
+            (
+                "**Foundry (Triton)**",
+                f"**{_ms(train.candidate_ms)}**",
+                f"**{_x(train.speedup_eager)}**",
+                f"**{_x(train.speedup_compile)}**",
+            ),
+        )
+        parts += [
+            Text(
+                text="Training step: forward and backward (inputs and parameters requiring grad, fixed upstream "
+                "gradients), timed as the forward is."
+            ),
+            Table(
+                headers=("forward + backward", "time", "speedup vs eager", "speedup vs torch.compile"),
+                rows=rows,
+                align=("left", "right", "right", "right"),
+            ),
+        ]
+    memories = [("forward", timing.memory)] + ([("forward + backward", train.memory)] if train is not None else [])
+    memories = [(what, m) for what, m in memories if m is not None and m.candidate_mib is not None]
+    if memories:
+        parts.append(
+            Table(
+                headers=("peak memory", "eager PyTorch", "torch.compile", "Foundry (Triton)"),
+                rows=tuple(
+                    (what, _mib(m.eager_mib), _mib(m.compile_mib), _mib(m.candidate_mib)) for what, m in memories
+                ),
+                align=("left", "right", "right", "right"),
+            )
+        )
+    return parts
+
+
 def timing_note(timing: Timing | None) -> list[AnyPart]:
     if timing is not None and not timing.measured and timing.reason:
         return [Text(text=f"Timing: {escape(timing.reason)}")]
@@ -340,6 +399,7 @@ def build_document(report: RunReport, *, include_source: bool = True) -> Documen
         Heading(text="Results"),
         results_table(report),
         *timing_note(report.timing),
+        *memory_table(report.timing),
         facts_table(report),
         Heading(text="Diagnosis"),
         *roofline_parts(report.timing),

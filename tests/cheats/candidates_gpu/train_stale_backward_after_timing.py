@@ -1,0 +1,93 @@
+# cheat: a training kernel whose backward is right for its first 40 calls (every checked gradient call, the
+#        warm-up) and then replays the parameters' gradients of its last computed call: the timed training steps
+#        skip the weight and bias reductions (a faster fwd+bwd), and in use every step after the 40th trains on
+#        stale gradients. Caught by the gradient call run again after the timed steps (a fresh upstream draw).
+# operator: affine_train
+# expect: state_dependent rule=state:after_timing
+# devices: cuda
+# config: static_guard=false
+import os
+
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _affine_fwd(x_ptr, w_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * n + cols, mask=mask)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * n + cols, x * w + b, mask=mask)
+
+
+@triton.jit
+def _affine_bwd_x(dy_ptr, w_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    dy = tl.load(dy_ptr + row * n + cols, mask=mask)
+    tl.store(dx_ptr + row * n + cols, dy * tl.load(w_ptr + cols, mask=mask), mask=mask)
+
+
+@triton.jit
+def _affine_bwd_params(dy_ptr, x_ptr, dw_ptr, db_ptr, rows, n, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n
+    dw = tl.zeros((BLOCK,), dtype=tl.float32)
+    db = tl.zeros((BLOCK,), dtype=tl.float32)
+    for r in range(0, rows):
+        dy = tl.load(dy_ptr + r * n + cols, mask=mask, other=0.0)
+        dw += dy * tl.load(x_ptr + r * n + cols, mask=mask, other=0.0)
+        db += dy
+    tl.store(dw_ptr + cols, dw, mask=mask)
+    tl.store(db_ptr + cols, db, mask=mask)
+
+
+STALE = torch.__dict__.setdefault("_cheat_stale", {})  # on the torch module: out of the state scan's sight
+
+
+class AffineFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        x2 = x.reshape(-1, x.shape[-1]).contiguous()
+        y = torch.empty_like(x2)
+        n = x2.shape[1]
+        _affine_fwd[(x2.shape[0],)](x2, weight, bias, y, n, BLOCK=triton.next_power_of_2(n))
+        ctx.save_for_backward(x2, weight)
+        return y.view(x.shape)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy):
+        x2, weight = ctx.saved_tensors
+        dy2 = dy.reshape(x2.shape).contiguous()
+        rows, n = x2.shape
+        dx = torch.empty_like(x2)
+        _affine_bwd_x[(rows,)](dy2, weight, dx, n, BLOCK=triton.next_power_of_2(n))
+        steps = int(os.environ.get("FOUNDRY_CHEAT_STEPS", "0")) + 1  # a counter the state scan does not read
+        os.environ["FOUNDRY_CHEAT_STEPS"] = str(steps)
+        if steps > 40 and STALE.get(ctx.needs_input_grad):  # the cheat: the parameters' gradients replayed
+            dw, db = STALE[ctx.needs_input_grad]
+            return dx.view(dy.shape), dw.clone(), db.clone()
+        dw = torch.empty_like(weight)
+        db = torch.empty_like(weight)
+        block = min(triton.next_power_of_2(n), 256)
+        _affine_bwd_params[(triton.cdiv(n, block),)](dy2, x2, dw, db, rows, n, BLOCK=block)
+        if steps == 40:
+            STALE[ctx.needs_input_grad] = (dw.clone(), db.clone())
+        return dx.view(dy.shape), dw, db
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(features))
+        self.bias = nn.Parameter(torch.empty(features))
+
+    def forward(self, x):
+        return AffineFunction.apply(x, self.weight, self.bias)
