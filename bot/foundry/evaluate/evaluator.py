@@ -129,7 +129,7 @@ EDGE_ROWS = 600
 EDGE_ELEMENTS = 1 << 17
 # Declared shape variants a training operator's gradients are also checked on (gradient_calls).
 GRADIENT_VARIANTS = 3
-GRADIENT_CALLS_MIN = 5  # at least: every upstream layout once, and a dense one with and without frozen inputs
+GRADIENT_CALLS_MIN = 6  # at least: every upstream layout once, and a dense one with and without frozen inputs
 # The reweighted call's parameters (redraw_): scaled by these, with signs flipped at random.
 REDRAW_LARGE = 10.0
 REDRAW_SMALL = 0.01
@@ -238,6 +238,9 @@ GRADIENT_SPEC = (  # what the worker needs of a gradient call (the reference's a
     "again",
     "second",
     "wanted",
+    "holes",
+    "accumulate",
+    "constant",
 )
 
 
@@ -1199,20 +1202,38 @@ class CandidateEvaluator:
         apart = [k for k in order[2:] if layouts[k] != "expanded"]
         if apart:
             spreads[apart[0]] = (-5.0, 2.0) if low else (-8.0, 6.0)
+        # exact zeros in the upstream gradient (masked rows, a ReLU above) on a call asking for every gradient,
+        # its allocations NaN: a backward that skips the rows where dy is zero leaves them unwritten
+        holes = [False] * n
+        holed = draw.choice([k for k in whole if layouts[k] != "expanded"] or list(range(n)))
+        holes[holed], finite[holed] = True, False
+        # a backward onto .grad that already holds values (gradient accumulation), on a default trial's leaves
+        accumulate = [False] * n
+        plain = [k for k in whole if picks[k][0] < self.trials and k != pick] or [k for k in whole if k != pick]
+        if plain:
+            summed = draw.choice(plain)
+            accumulate[summed], nonleaf[summed] = True, False
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
-        # op's outputs, a dense upstream gradient, train mode where the reference allows it; then one that asks
-        # for the derivative of the gradients (a gradient penalty): it must match or raise
-        for last in (False, True):
+        # op's outputs, a dense upstream gradient, train mode where the reference allows it; then two that ask
+        # for the derivative of the gradients (a gradient penalty), each upstream gradient in a drawn layout, one
+        # requiring grad (a nonlinear loss), one not (a penalty on y.sum()): each must match or raise
+        constant = [False] * n
+        for last in (0, 1, 2):
             picks.append((largest, False))
-            layouts.append("dense")
+            # the first-order half built under create_graph reads dy too: rows in a wider buffer where dy requires
+            # grad (a buffer read as dense rows is wrong there), another non-dense layout where it does not
+            layouts.append(["dense", "padded", draw.choice(["strided", "expanded", "permuted", "rows"])][last])
             frozen.append(False)
-            nonleaf.append(not last)  # a whole backward of the last call would run the chain's ops in the log
+            nonleaf.append(not last)  # a whole backward of the last calls would run the chain's ops in the log
             train.append(bool(modes.get("train")) or always)
             scales.append(1.0)
             spreads.append(None)
             finite.append(False)
             frozen_params.append(())
             again.append(False)
+            holes.append(False)
+            accumulate.append(False)
+            constant.append(last == 2)
         calls = []
         for k, (t, moved) in enumerate(picks):
             reference = model
@@ -1232,8 +1253,11 @@ class CandidateEvaluator:
                 spread=spreads[k],
                 frozen_params=frozen_params[k],
                 again=again[k],
-                second=k == len(picks) - 1,
+                second=k >= len(picks) - 2,
                 finite=finite[k],
+                holes=holes[k],
+                accumulate=accumulate[k],
+                constant=constant[k],
             )
             if call is not None:
                 calls.append(call)
@@ -1268,6 +1292,9 @@ class CandidateEvaluator:
         again: bool = False,
         second: bool = False,
         finite: bool = False,
+        holes: bool = False,
+        accumulate: bool = False,
+        constant: bool = False,
     ) -> dict[str, Any] | None:
         """One gradient call of a training operator: a fresh seed for the upstream gradients (held in `layout`),
         the reference's gradients of its floating inputs (unless `frozen`) and parameters (None where an output
@@ -1281,8 +1308,9 @@ class CandidateEvaluator:
         the same graph first (retain_graph=True, a second loss); `second`: the call checks double backward
         instead (the derivative of the gradients from another draw), or None where the reference has none to
         check. `finite`: the candidate's allocations hold reused values in this call (the worker's plain fill),
-        not NaN."""
+        not NaN. `holes`, `accumulate`, `constant`: gradients.compute's."""
         seed = secrets.randbits(62)
+        options = {"holes": holes, "accumulate": accumulate, "constant": constant}
         on_device = to_device(inputs, self.device)
         trained = frozen_copy(model, frozen_params).train(train)
         held = gradients.with_grad(on_device, frozen, nonleaf)
@@ -1291,12 +1319,14 @@ class CandidateEvaluator:
         if second:
             second_seed = secrets.randbits(62)
             try:
-                wanted = self.carrying(frozen_copy(model, frozen_params).train(train), on_device, seed, frozen)
+                wanted = self.carrying(
+                    frozen_copy(model, frozen_params).train(train), on_device, seed, frozen, layout, constant
+                )
                 if not wanted:  # no gradient of the reference depends on a target: nothing second-order to check
                     return None
                 with recorder:
                     names, refs, outs = gradients.compute(
-                        trained, held, seed, layout=layout, second=second_seed, wanted=wanted
+                        trained, held, seed, layout=layout, second=second_seed, wanted=wanted, **options
                     )
             except Exception:  # noqa: BLE001 - the reference has no double backward: nothing to hold the candidate to
                 return None
@@ -1304,10 +1334,10 @@ class CandidateEvaluator:
         if not second:
             with recorder:
                 names, refs, outs = gradients.compute(
-                    trained, held, seed, layout=layout, scale=scale, again=again_seed, spread=spread
+                    trained, held, seed, layout=layout, scale=scale, again=again_seed, spread=spread, **options
                 )
         extra = {"scale": scale, "spread": spread, "frozen_params": list(frozen_params), "finite": finite}
-        extra |= {"again": again_seed, "second": second_seed, "wanted": wanted}
+        extra |= {"again": again_seed, "second": second_seed, "wanted": wanted} | options
         extra |= {"reference_counts": dict(recorder.counts), "reference_work": dict(recorder.work)}
         buffers = [(n, b.detach().clone()) for n, b in trained.named_buffers()] if train else []
         wide = self.gradients_fp64(
@@ -1322,6 +1352,7 @@ class CandidateEvaluator:
             second_seed,
             wanted,
             spread,
+            options,
         )
         # The rounding an honest backward may add, per gradient, is of the size of its terms. Where a gradient is
         # structurally zero (a bias added before a softmax: the terms cancel for any upstream gradient; its fp64
@@ -1333,8 +1364,9 @@ class CandidateEvaluator:
         else:
             dense_seed = secrets.randbits(62)
             dense = frozen_copy(model, frozen_params).train(train)
+            same = {"second": second_seed, "wanted": wanted, "constant": constant}  # the same gradients, dense
             typical = gradients.compute(
-                dense, gradients.with_grad(on_device, frozen), dense_seed, scale=scale, spread=spread
+                dense, gradients.with_grad(on_device, frozen), dense_seed, scale=scale, spread=spread, **same
             )[1]
             typical_wide = self.gradients_fp64(
                 frozen_copy(model, frozen_params),
@@ -1345,7 +1377,10 @@ class CandidateEvaluator:
                 train,
                 names,
                 scale,
-                spread=spread,
+                second_seed,
+                wanted,
+                spread,
+                {"constant": constant},
             )
 
         def peak(t: torch.Tensor | None) -> float:
@@ -1391,14 +1426,24 @@ class CandidateEvaluator:
             "buffers": [b for _, b in buffers],
         } | extra
 
-    def carrying(self, model: nn.Module, inputs: list[Any], seed: int, frozen: bool) -> list[str]:
+    def carrying(
+        self,
+        model: nn.Module,
+        inputs: list[Any],
+        seed: int,
+        frozen: bool,
+        layout: str = "dense",
+        constant: bool = False,
+    ) -> list[str]:
         """The targets whose reference gradients carry a graph under create_graph=True (those with a second
-        derivative to check)."""
+        derivative to check), from upstream gradients in `layout` that require grad unless `constant`."""
         held = gradients.with_grad(inputs, frozen)
         names, tensors = gradients.targets(model, held)
         with torch.enable_grad():
             outs = [o for o in gradients.differentiable(model(*held)) if o.requires_grad]
-            cotangents = [g.detach().requires_grad_(True) for g in gradients.upstream(outs, seed)]
+            cotangents = gradients.upstream(outs, seed, layout)
+            if not constant:
+                cotangents = [g.detach().requires_grad_(True) for g in cotangents]
             grads = torch.autograd.grad(outs, tensors, cotangents, allow_unused=True, create_graph=True)
         return [n for n, g in zip(names, grads, strict=True) if g is not None and g.requires_grad]
 
@@ -1415,6 +1460,7 @@ class CandidateEvaluator:
         second: int | None = None,
         wanted: list[str] | None = None,
         spread: tuple[float, float] | None = None,
+        options: dict[str, bool] | None = None,
     ) -> list[torch.Tensor | None]:
         """The same gradients computed in fp64 (a copy of the model, the same upstream draw): None each where the
         model refuses fp64."""
@@ -1430,6 +1476,7 @@ class CandidateEvaluator:
                 second=second,
                 wanted=wanted,
                 spread=spread,
+                **(options or {}),
             )
         except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
             return [None] * len(names)
@@ -1482,6 +1529,7 @@ class CandidateEvaluator:
                 kind=FailureKind.CRASH,
             ), []
         records: list[dict[str, Any]] = []
+        refused_second = False  # a double backward refused loudly where the upstream gradients require grad
         for expected, call, got in zip(expected_calls, calls, grads, strict=True):
             trial = expected["trial"]
             if (
@@ -1506,12 +1554,18 @@ class CandidateEvaluator:
                     (expected.get("spread") is not None, ", upstream values of sizes 1e-8 to 1e6"),
                     (expected.get("again") is not None, ", a second backward through the same graph"),
                     (expected.get("finite"), ", allocations holding reused values"),
+                    (expected.get("holes"), ", upstream gradients with exact zeros (masked rows, scattered)"),
+                    (expected["layout"] == "rows", ", one upstream value per row broadcast along the last dimension"),
+                    (expected.get("accumulate"), ", a backward onto .grad already holding values (accumulation)"),
+                    (expected.get("constant"), ", upstream gradients not requiring grad"),
                     (expected.get("second") is not None, ", double backward (create_graph=True)"),
                     (expected["train"], ", train mode"),
                 )
                 if on
             )
             if expected.get("second") is not None:
+                if call.get("detached") and expected.get("constant") and refused_second:
+                    continue  # once_differentiable's own way: it raises where dy requires grad, detaches where not
                 if call.get("detached"):
                     return failed(
                         f"{setup}: the gradients of {', '.join(map(str, call['detached'][:5]))} carry no graph where "
@@ -1521,6 +1575,7 @@ class CandidateEvaluator:
                         rule="double_backward",
                     ), records
                 if call.get("refused"):  # refused loudly: allowed, and nothing of its gradients to judge
+                    refused_second = refused_second or not expected.get("constant")
                     continue
             ops: dict[str, int] = {}
             work: dict[str, int] = {}

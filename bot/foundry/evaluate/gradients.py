@@ -15,7 +15,8 @@ from typing import Any
 
 import torch
 
-LAYOUTS = ("dense", "strided", "padded", "expanded", "permuted")  # how an upstream gradient is held (upstream())
+# how an upstream gradient is held (upstream())
+LAYOUTS = ("dense", "strided", "padded", "expanded", "permuted", "rows")
 
 
 def upstream(
@@ -24,6 +25,7 @@ def upstream(
     layout: str = "dense",
     scale: float = 1.0,
     spread: tuple[float, float] | None = None,
+    holes: bool = False,
 ) -> list[torch.Tensor]:
     """One normal upstream gradient per output (standard deviation `scale`: a mean over a large batch hands back
     values far below 1, a loss scaler far above), drawn on the CPU from `seed` (the same on either side of the
@@ -31,9 +33,12 @@ def upstream(
     (every other element of a buffer twice as wide: what a transposed or sliced use downstream hands back),
     "padded" (rows in a buffer twice as wide, unit inner stride: what a concatenation downstream hands back),
     "expanded" (one value broadcast with stride 0: what `y.sum().backward()` hands back) or "permuted" (the
-    first two dimensions swapped in memory: what `y.transpose(0, 1)` downstream hands back; dense below 2-d).
-    `spread` (lo, hi): each value's size drawn apart, log-uniform between 10**lo and 10**hi (a threshold on |dy|
-    anywhere in that range is crossed within the call)."""
+    first two dimensions swapped in memory: what `y.transpose(0, 1)` downstream hands back; dense below 2-d) or
+    "rows" (one value per row broadcast along the last dimension, strides (..., 1, 0): what `y.sum(-1)` or
+    `y.mean(-1)` downstream hands back; expanded at 1-d). `spread` (lo, hi): each value's size drawn apart,
+    log-uniform between 10**lo and 10**hi (a threshold on |dy| anywhere in that range is crossed within the call).
+    `holes`: exact zeros, about a quarter of the rows (a masked or padded loss) and an eighth of the other values
+    (a ReLU or dropout downstream)."""
     generator = torch.Generator().manual_seed(seed)
 
     def draw(shape: tuple[int, ...], o: torch.Tensor) -> torch.Tensor:
@@ -41,6 +46,11 @@ def upstream(
         if spread is not None:
             exponents = torch.rand(shape, generator=generator, dtype=torch.float64) * (spread[1] - spread[0])
             values = values * torch.pow(10.0, exponents + spread[0])
+        if holes and len(shape) >= 1:
+            rows = torch.rand((*shape[:-1], 1), generator=generator, dtype=torch.float64) < 0.25
+            rows.view(-1)[torch.randint(rows.numel(), (1,), generator=generator)] = True  # at least one row
+            scattered = torch.rand(shape, generator=generator, dtype=torch.float64) < 0.125
+            values = values.masked_fill(rows | scattered, 0.0)
         return values.to(dtype=o.dtype, device=o.device)
 
     drawn = []
@@ -52,6 +62,8 @@ def upstream(
             drawn.append(wide[..., ::2] if layout == "strided" else wide[..., : o.shape[-1]])
         elif layout == "permuted" and o.dim() >= 2:
             drawn.append(draw((o.shape[1], o.shape[0], *o.shape[2:]), o).transpose(0, 1))
+        elif layout == "rows" and o.dim() >= 1:
+            drawn.append(draw((*o.shape[:-1], 1), o).expand(o.shape))
         else:
             drawn.append(draw(tuple(o.shape), o))
     return drawn
@@ -124,6 +136,9 @@ def compute(
     second: int | None = None,
     wanted: list[str] | None = None,
     spread: tuple[float, float] | None = None,
+    holes: bool = False,
+    accumulate: bool = False,
+    constant: bool = False,
 ) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
     """The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and
     the forward's floating outputs. `forward` gives a context for the forward, `backward` one for each backward
@@ -134,9 +149,13 @@ def compute(
     derivative of those gradients instead (create_graph=True, then a vector-Jacobian product from the draw
     `second` of the gradients named in `wanted`, by default of every one that carries a graph): the gradients are then
     the first-order ones (as built under create_graph) followed by the second-order ones of the targets and of the
-    upstream gradients; raises DetachedSecondOrder where a wanted gradient
-    carries none. Raises what the model raises, and RuntimeError where no floating output carries a gradient
-    (a forward-only kernel, or a fast path that leaves autograd)."""
+    upstream gradients; raises DetachedSecondOrder where a wanted gradient carries none. `constant`: under
+    `second`, upstream gradients that do not require grad (a gradient penalty on `y.sum()`), not ones that do (a
+    nonlinear loss). `holes`: exact zeros in the upstream gradients (upstream()). `accumulate`: a whole backward
+    (torch.autograd.backward) onto targets whose .grad already holds a value drawn from the seed (gradient
+    accumulation, zero_grad(set_to_none=False)); the gradients are then each .grad after it less that value
+    (computed in fp64), the targets' .grad put back as they were. Raises what the model raises, and RuntimeError
+    where no floating output carries a gradient (a forward-only kernel, or a fast path that leaves autograd)."""
     import contextlib
 
     names, tensors = targets(model, inputs)
@@ -163,9 +182,11 @@ def compute(
             first = upstream(carried, again, "dense", scale, spread)
             with observed([(f"upstream gradient {k}", g) for k, g in enumerate(first)] + held):
                 torch.autograd.grad(carried, tensors, first, allow_unused=True, retain_graph=True)
-        grads_out = upstream(carried, seed, layout, scale, spread)
-        if second is not None:  # a gradient penalty's upstream gradient depends on the outputs (a nonlinear loss)
+        grads_out = upstream(carried, seed, layout, scale, spread, holes)
+        if second is not None and not constant:  # a penalty's upstream gradient depends on the outputs (nonlinear)
             grads_out = [g.detach().requires_grad_(True) for g in grads_out]
+        if accumulate and second is None:
+            return names, accumulated(carried, tensors, grads_out, seed, observed, held), [o.detach() for o in outs]
         with observed([(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held):
             grads = list(
                 torch.autograd.grad(carried, tensors, grads_out, allow_unused=True, create_graph=second is not None)
@@ -204,3 +225,39 @@ def compute(
             names = names + [f"{n} (second order)" for n in names]
             names += [f"upstream gradient {k} (second order)" for k in range(len(grads_out))]
     return names, grads, [o.detach() for o in outs]
+
+
+def accumulated(
+    carried: list[torch.Tensor],
+    tensors: list[torch.Tensor],
+    grads_out: list[torch.Tensor],
+    seed: int,
+    observed: Callable[[list[tuple[str, torch.Tensor]]], Any],
+    held: list[tuple[str, torch.Tensor]],
+) -> list[torch.Tensor | None]:
+    """compute()'s `accumulate`: the backward runs while every target's .grad holds values (drawn from `seed` + 1),
+    as under gradient accumulation; each gradient is what loss.backward() would add to .grad: the one returned plus
+    whatever the backward itself wrote into .grad (in fp64). torch.autograd.grad, so that autograd's own
+    accumulation (an add_ outside the candidate's code) stays out of the op log; the .grad put back as they were."""
+    saved = [t.grad for t in tensors]
+    before = upstream(tensors, seed + 1)
+    try:
+        for t, b in zip(tensors, before, strict=True):
+            t.grad = b.clone()
+        with observed([(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held):
+            got = torch.autograd.grad(carried, tensors, grads_out, allow_unused=True)
+        found: list[torch.Tensor | None] = []
+        for g, t, b in zip(got, tensors, before, strict=True):
+            now = t.grad
+            if now is not None and type(now) is not torch.Tensor:
+                raise TypeError(f"the backward replaced a .grad with a {type(now).__name__}")
+            written = (now.detach().double() if now is not None else 0.0) - b.double()
+            if g is None and now is not None and bool((written == 0).all()):
+                found.append(None)
+                continue
+            total = (g.detach().double() if g is not None else 0.0) + written
+            found.append(total.to(t.dtype))
+        return found
+    finally:
+        for t, g in zip(tensors, saved, strict=True):
+            t.grad = g

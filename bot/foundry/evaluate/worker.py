@@ -613,6 +613,9 @@ def gradient_check(
                 second,
                 setup.get("wanted"),
                 tuple(setup["spread"]) if setup.get("spread") else None,
+                holes=bool(setup.get("holes")),
+                accumulate=bool(setup.get("accumulate")),
+                constant=bool(setup.get("constant")),
             )
         except gradients.DetachedSecondOrder as exc:  # judged by the evaluator: a silent zero second derivative
             detached = list(exc.names)
