@@ -1205,7 +1205,7 @@ class CandidateEvaluator:
         # exact zeros in the upstream gradient (masked rows, a ReLU above) on a call asking for every gradient,
         # its allocations NaN: a backward that skips the rows where dy is zero leaves them unwritten
         holes = [False] * n
-        holed = draw.choice([k for k in whole if layouts[k] != "expanded"] or list(range(n)))
+        holed = draw.choice([k for k in whole if layouts[k] not in ("expanded", "permuted")] or list(range(n)))
         holes[holed], finite[holed] = True, False
         # a backward onto .grad that already holds values (gradient accumulation), on a default trial's leaves
         accumulate = [False] * n
@@ -1218,11 +1218,11 @@ class CandidateEvaluator:
         # for the derivative of the gradients (a gradient penalty), each upstream gradient in a drawn layout, one
         # requiring grad (a nonlinear loss), one not (a penalty on y.sum()): each must match or raise
         constant = [False] * n
-        for last in (0, 1, 2):
+        for last in (0, 1, 2, 3):
             picks.append((largest, False))
-            # the first-order half built under create_graph reads dy too: rows in a wider buffer where dy requires
-            # grad (a buffer read as dense rows is wrong there), another non-dense layout where it does not
-            layouts.append(["dense", "padded", draw.choice(["strided", "expanded", "permuted", "rows"])][last])
+            # the first-order half built under create_graph reads dy too: dense and rows in a wider buffer where dy
+            # requires grad (a buffer read as dense rows is wrong there), another layout where it does not
+            layouts.append(["dense", "dense", "padded", draw.choice(["strided", "expanded", "permuted", "rows"])][last])
             frozen.append(False)
             nonleaf.append(not last)  # a whole backward of the last calls would run the chain's ops in the log
             train.append(bool(modes.get("train")) or always)
@@ -1233,7 +1233,7 @@ class CandidateEvaluator:
             again.append(False)
             holes.append(False)
             accumulate.append(False)
-            constant.append(last == 2)
+            constant.append(last == 3)
         calls = []
         for k, (t, moved) in enumerate(picks):
             reference = model
@@ -1253,7 +1253,7 @@ class CandidateEvaluator:
                 spread=spreads[k],
                 frozen_params=frozen_params[k],
                 again=again[k],
-                second=k >= len(picks) - 2,
+                second=k >= len(picks) - 3,
                 finite=finite[k],
                 holes=holes[k],
                 accumulate=accumulate[k],

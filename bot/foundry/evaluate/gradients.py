@@ -38,7 +38,7 @@ def upstream(
     `y.mean(-1)` downstream hands back; expanded at 1-d). `spread` (lo, hi): each value's size drawn apart,
     log-uniform between 10**lo and 10**hi (a threshold on |dy| anywhere in that range is crossed within the call).
     `holes`: exact zeros, about a quarter of the rows (a masked or padded loss) and an eighth of the other values
-    (a ReLU or dropout downstream)."""
+    (a ReLU or dropout downstream); rows of the drawn buffer, which are the output's rows except when permuted."""
     generator = torch.Generator().manual_seed(seed)
 
     def draw(shape: tuple[int, ...], o: torch.Tensor) -> torch.Tensor:
