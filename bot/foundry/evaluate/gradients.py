@@ -235,20 +235,25 @@ def accumulated(
     observed: Callable[[list[tuple[str, torch.Tensor]]], Any],
     held: list[tuple[str, torch.Tensor]],
 ) -> list[torch.Tensor | None]:
-    """compute()'s `accumulate`: the backward runs while every target's .grad holds values (drawn from `seed` + 1),
-    as under gradient accumulation; each gradient is what loss.backward() would add to .grad: the one returned plus
-    whatever the backward itself wrote into .grad (in fp64). torch.autograd.grad, so that autograd's own
-    accumulation (an add_ outside the candidate's code) stays out of the op log; the .grad put back as they were."""
-    saved = [t.grad for t in tensors]
-    before = upstream(tensors, seed + 1)
+    """compute()'s `accumulate`: the backward runs while every leaf target's .grad holds values (drawn from `seed`
+    + 1), as under gradient accumulation; each gradient is what loss.backward() would add to .grad: the one
+    returned plus whatever the backward itself wrote into .grad (in fp64). torch.autograd.grad, so that autograd's
+    own accumulation (an add_ outside the candidate's code) stays out of the op log; the .grad put back as they
+    were. A target that is not a leaf (a view of one) has no .grad of its own: its gradient is the one returned."""
+    leaves = [t for t in tensors if t.is_leaf]
+    saved = [t.grad for t in leaves]
+    before = dict(zip(map(id, leaves), upstream(leaves, seed + 1), strict=True))
     try:
-        for t, b in zip(tensors, before, strict=True):
-            t.grad = b.clone()
+        for t in leaves:
+            t.grad = before[id(t)].clone()
         with observed([(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held):
             got = torch.autograd.grad(carried, tensors, grads_out, allow_unused=True)
         found: list[torch.Tensor | None] = []
-        for g, t, b in zip(got, tensors, before, strict=True):
-            now = t.grad
+        for g, t in zip(got, tensors, strict=True):
+            if id(t) not in before:
+                found.append(g)
+                continue
+            now, b = t.grad, before[id(t)]
             if now is not None and type(now) is not torch.Tensor:
                 raise TypeError(f"the backward replaced a .grad with a {type(now).__name__}")
             written = (now.detach().double() if now is not None else 0.0) - b.double()
@@ -259,5 +264,5 @@ def accumulated(
             found.append(total.to(t.dtype))
         return found
     finally:
-        for t, g in zip(tensors, saved, strict=True):
+        for t, g in zip(leaves, saved, strict=True):
             t.grad = g
