@@ -119,9 +119,14 @@ class DetachedSecondOrder(RuntimeError):
     """Gradients asked for under create_graph=True that carry no graph where the reference's do: a backward
     whose own derivative is silently zero (neither computed nor refused)."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(
+        self,
+        names: list[str],
+        first: tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]] = ([], [], []),
+    ) -> None:
         super().__init__(", ".join(names))
         self.names = names
+        self.first = first  # the first-order gradients as built (detached), with their names and the outputs
 
 
 def compute(
@@ -199,7 +204,9 @@ def compute(
             ]
             loose = [names[k] for k in chosen if grads[k] is None or not grads[k].requires_grad]
             if loose:
-                raise DetachedSecondOrder(loose)
+                raise DetachedSecondOrder(
+                    loose, (names, [g.detach() if g is not None else None for g in grads], [o.detach() for o in outs])
+                )
             if not chosen:
                 return [], [], [o.detach() for o in outs]
             firsts_all = list(grads)
