@@ -1209,7 +1209,7 @@ class CandidateEvaluator:
         holes[holed], finite[holed] = True, False
         # a backward onto .grad that already holds values (gradient accumulation), on a default trial's leaves
         accumulate = [False] * n
-        plain = [k for k in whole if picks[k][0] < self.trials and k != pick] or [k for k in whole if k != pick]
+        plain = [k for k in whole if picks[k][0] < self.trials] or whole  # the retain_graph call (pick) is whole
         if plain:
             summed = draw.choice(plain)
             accumulate[summed], nonleaf[summed] = True, False
