@@ -129,6 +129,18 @@ class DetachedSecondOrder(RuntimeError):
         self.first = first  # the first-order gradients as built (detached), with their names and the outputs
 
 
+class RefusedSecondOrder(RuntimeError):
+    """A double backward that raised when the second backward reached it (as once_differentiable's does), after the
+    first-order gradients were built under create_graph: those are judged (a gradient penalty reads them)."""
+
+    def __init__(
+        self, cause: Exception, first: tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]
+    ) -> None:
+        super().__init__(type(cause).__name__)
+        self.cause = cause
+        self.first = (first[0], first[1], [o.detach() for o in first[2]])
+
+
 def compute(
     model: torch.nn.Module,
     inputs: list[Any],
@@ -222,7 +234,11 @@ def compute(
                     t.retain_grad()
             try:
                 with observed([(f"cotangent {k}", c) for k, c in enumerate(cotangents)] + held):
-                    torch.autograd.backward(firsts, cotangents)
+                    try:
+                        torch.autograd.backward(firsts, cotangents)
+                    except Exception as exc:  # refused where it is reached (once_differentiable's lazy error)
+                        first = (names, [g.detach() if g is not None else None for g in firsts_all], outs)
+                        raise RefusedSecondOrder(exc, first) from exc
                 grads = [t.grad for t in watched]
             finally:
                 for t, g in zip(watched, saved, strict=True):

@@ -620,6 +620,9 @@ def gradient_check(
         except gradients.DetachedSecondOrder as exc:  # judged by the evaluator: a silent zero second derivative
             detached = list(exc.names)
             names, grads, outputs = exc.first  # the first-order gradients built under create_graph: judged too
+        except gradients.RefusedSecondOrder as exc:  # refused loudly, where the second backward reached it
+            refused = f"{type(exc.cause).__name__}: {exc.cause}"[:300]
+            names, grads, outputs = exc.first  # the first-order gradients built before it: judged
         except BaseException as exc:  # noqa: B036 - whatever the candidate raises is the verdict's
             forwarded = any(r.get("label") == "gradient forward" and "ops" in r for r in records)
             if second is not None and forwarded and isinstance(exc, Exception):  # double backward refused, loudly
