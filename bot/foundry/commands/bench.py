@@ -224,6 +224,15 @@ def fmt(value: float | None, unit: str = "") -> str:
     return "-" if value is None else f"{value:.4f}{unit}" if unit == " ms" else f"{value:.2f}{unit}"
 
 
+def time_lines(eager: float | None, compiled: float | None, foundry: float | None) -> list[str]:
+    """Eager's, torch.compile's and Foundry's times, a line each, with the speedup over eager."""
+    lines = []
+    for label, ms in (("eager", eager), ("torch.compile", compiled), ("foundry", foundry)):
+        speed = f"{eager / ms:.2f}x vs eager" if eager and ms else "-"
+        lines.append(f"  {label:<14} {fmt(ms, ' ms'):>12}   {speed}")
+    return lines
+
+
 def render_operator(row: BenchRow) -> str:
     """One operator: eager, torch.compile and Foundry side by side."""
     state = "verified" if row.verified else f"not verified: {row.failure or 'nothing verified'}"
@@ -236,10 +245,7 @@ def render_operator(row: BenchRow) -> str:
     if not row.measured:
         lines.append("  " + (row.note or "not timed: no verified kernel"))
         return "\n".join(lines)
-    eager = row.eager_ms
-    for label, ms in (("eager", row.eager_ms), ("torch.compile", row.compile_ms), ("foundry", row.foundry_ms)):
-        speed = f"{eager / ms:.2f}x vs eager" if eager and ms else "-"
-        lines.append(f"  {label:<14} {fmt(ms, ' ms'):>12}   {speed}")
+    lines += time_lines(row.eager_ms, row.compile_ms, row.foundry_ms)
     if row.host_ms is not None and row.foundry_ms and row.host_ms > row.foundry_ms:
         lines.append(
             f"  (the host takes {row.host_ms:.4f} ms to launch one call, longer than the kernel runs: "
@@ -247,14 +253,7 @@ def render_operator(row: BenchRow) -> str:
         )
     train = row.training
     if train is not None:
-        lines.append("  forward + backward:")
-        for label, ms in (
-            ("eager", train.eager_ms),
-            ("torch.compile", train.compile_ms),
-            ("foundry", train.candidate_ms),
-        ):
-            speed = f"{train.eager_ms / ms:.2f}x vs eager" if train.eager_ms and ms else "-"
-            lines.append(f"  {label:<14} {fmt(ms, ' ms'):>12}   {speed}")
+        lines += ["  forward + backward:", *time_lines(train.eager_ms, train.compile_ms, train.candidate_ms)]
     for what, memory in (("forward", row.memory), ("forward + backward", train.memory if train else None)):
         if memory is not None and memory.candidate_mib is not None:
             lines.append(

@@ -433,6 +433,13 @@ def median_run(verdicts: list[Verdict]) -> Verdict:
     return base.model_copy(update={"timing": timing, "wall_s": sum(v.wall_s for v in verdicts)})
 
 
+def first_order(expected: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
+    """A double-backward call's expectations cut to the first-order gradients the worker handed back (a double
+    backward refused or detached: the gradients built under create_graph, before the second order)."""
+    first = len(call.get("names") or [])
+    return expected | {key: expected[key][:first] for key in ("names", "refs", "tolerances")}
+
+
 def peak_memory(candidate: Any, reference: dict[str, int]) -> PeakMemory:
     """Peak memory in MiB: the candidate's as its worker reported it (a number, or nothing), the reference's."""
 
@@ -1570,9 +1577,7 @@ class CandidateEvaluator:
                 if call.get("detached") and expected.get("constant") and refused_second:
                     # once_differentiable's own way: it raises where dy requires grad, detaches where not; the
                     # first-order gradients it built are judged (a gradient penalty reads them)
-                    first = len(call.get("names") or [])
-                    expected = expected | {key: expected[key][:first] for key in ("names", "refs", "tolerances")}
-                    call = call | {"detached": None}
+                    expected, call = first_order(expected, call), call | {"detached": None}
                 if call.get("detached"):
                     return failed(
                         f"{setup}: the gradients of {', '.join(map(str, call['detached'][:5]))} carry no graph where "
@@ -1583,10 +1588,9 @@ class CandidateEvaluator:
                     ), records
                 if call.get("refused"):  # refused loudly: allowed; the first-order gradients built before, judged
                     refused_second = refused_second or not expected.get("constant")
-                    first = len(call.get("names") or [])
-                    if not first:
+                    if not call.get("names"):
                         continue
-                    expected = expected | {key: expected[key][:first] for key in ("names", "refs", "tolerances")}
+                    expected = first_order(expected, call)
             ops: dict[str, int] = {}
             work: dict[str, int] = {}
             for r in call["records"]:
@@ -2734,7 +2738,7 @@ class CandidateEvaluator:
             if self.reference_timing is not None:
                 return self.reference_timing
             from foundry.evaluate.roofline import count_flops, tensor_bytes
-            from foundry.evaluate.timing import clone_inputs, peak_bytes, time_cuda
+            from foundry.evaluate.timing import clone_inputs, peak_bytes, time_cuda, time_training
 
             cfg = self.config
             compiled, failed = None, None
@@ -2764,10 +2768,14 @@ class CandidateEvaluator:
             peaks = {name: peak_bytes(fn, rotated[0]) for name, fn in runs.items()}
             train_ms: dict[str, float] = {}
             train_peaks: dict[str, int] = {}
-            if self.operator.spec.training:
+            if self.operator.spec.training:  # timed as the candidate's step is (worker.train_timing)
+                params = [p for p in model.parameters() if p.requires_grad]
                 for name, fn in runs.items():
                     try:
-                        train_ms[name], train_peaks[name] = self.time_training(fn, model, rotated)
+                        stepped, train_peaks[name] = time_training(
+                            fn, params, rotated, trials=cfg.timing_trials, warmup=max(cfg.timing_warmup, 3)
+                        )
+                        train_ms[name] = stepped.median_ms
                     except Exception as exc:  # noqa: BLE001 - a baseline that cannot train is a fact, not a crash
                         notes.append(f"{name} failed in a training step: {type(exc).__name__}: {exc}"[:300])
             self.reference_timing = ReferenceTiming(
@@ -2784,26 +2792,6 @@ class CandidateEvaluator:
             )
             self.warm = None
             return self.reference_timing
-
-    def time_training(self, fn: Any, model: nn.Module, rotated: list[list[Any]]) -> tuple[float, int]:
-        """The reference's training step through `fn` (eager: the model; or its compiled form), timed as the
-        candidate's is (worker.train_timing), and the step's peak memory."""
-        from foundry.evaluate import timing
-
-        cfg = self.config
-        params = [p for p in model.parameters() if p.requires_grad]
-        buffers = [timing.leaves(b) for b in rotated]
-        step = timing.training_step(fn)
-
-        def prepare(i: int) -> list[Any]:
-            held = buffers[i % len(buffers)]
-            timing.clear_grads(held, params)
-            return held
-
-        result = timing.time_cuda(step, prepare, trials=cfg.timing_trials, warmup=max(cfg.timing_warmup, 3))
-        peak = timing.peak_bytes(step, prepare(0))
-        timing.clear_grads([], params)
-        return result.median_ms, peak
 
     # -- verdict ----------------------------------------------------------------------------------
 

@@ -138,7 +138,7 @@ class RefusedSecondOrder(RuntimeError):
     ) -> None:
         super().__init__(type(cause).__name__)
         self.cause = cause
-        self.first = (first[0], first[1], [o.detach() for o in first[2]])
+        self.first = first  # as DetachedSecondOrder's
 
 
 def compute(
@@ -166,13 +166,13 @@ def compute(
     derivative of those gradients instead (create_graph=True, then a vector-Jacobian product from the draw
     `second` of the gradients named in `wanted`, by default of every one that carries a graph): the gradients are then
     the first-order ones (as built under create_graph) followed by the second-order ones of the targets and of the
-    upstream gradients; raises DetachedSecondOrder where a wanted gradient carries none. `constant`: under
-    `second`, upstream gradients that do not require grad (a gradient penalty on `y.sum()`), not ones that do (a
-    nonlinear loss). `holes`: exact zeros in the upstream gradients (upstream()). `accumulate`: a whole backward
-    (torch.autograd.backward) onto targets whose .grad already holds a value drawn from the seed (gradient
-    accumulation, zero_grad(set_to_none=False)); the gradients are then each .grad after it less that value
-    (computed in fp64), the targets' .grad put back as they were. Raises what the model raises, and RuntimeError
-    where no floating output carries a gradient (a forward-only kernel, or a fast path that leaves autograd)."""
+    upstream gradients; raises DetachedSecondOrder where a wanted gradient carries none, RefusedSecondOrder where
+    the second backward raises (both carry the first-order gradients). `constant`: under `second`, upstream
+    gradients that do not require grad (a gradient penalty on `y.sum()`), not ones that do (a nonlinear loss).
+    `holes`: exact zeros in the upstream gradients (upstream()). `accumulate`: the backward runs while the targets'
+    .grad already hold values (gradient accumulation; accumulated()). Raises what the model raises, and
+    RuntimeError where no floating output carries a gradient (a forward-only kernel, or a fast path that leaves
+    autograd)."""
     import contextlib
 
     names, tensors = targets(model, inputs)
@@ -209,6 +209,12 @@ def compute(
                 torch.autograd.grad(carried, tensors, grads_out, allow_unused=True, create_graph=second is not None)
             )
         if second is not None:
+
+            def built(first: list[torch.Tensor | None]) -> tuple[list[str], list[Any], list[torch.Tensor]]:
+                """The first-order gradients as built (detached), their names and the outputs: judged when the
+                second order is refused or missing."""
+                return names, [g.detach() if g is not None else None for g in first], [o.detach() for o in outs]
+
             chosen = [
                 k
                 for k, n in enumerate(names)
@@ -216,9 +222,7 @@ def compute(
             ]
             loose = [names[k] for k in chosen if grads[k] is None or not grads[k].requires_grad]
             if loose:
-                raise DetachedSecondOrder(
-                    loose, (names, [g.detach() if g is not None else None for g in grads], [o.detach() for o in outs])
-                )
+                raise DetachedSecondOrder(loose, built(grads))
             if not chosen:
                 return [], [], [o.detach() for o in outs]
             firsts_all = list(grads)
@@ -237,8 +241,7 @@ def compute(
                     try:
                         torch.autograd.backward(firsts, cotangents)
                     except Exception as exc:  # refused where it is reached (once_differentiable's lazy error)
-                        first = (names, [g.detach() if g is not None else None for g in firsts_all], outs)
-                        raise RefusedSecondOrder(exc, first) from exc
+                        raise RefusedSecondOrder(exc, built(firsts_all)) from exc
                 grads = [t.grad for t in watched]
             finally:
                 for t, g in zip(watched, saved, strict=True):

@@ -192,6 +192,36 @@ def clear_grads(inputs: Sequence[Any], params: Sequence[torch.Tensor]) -> None:
             x.grad = None
 
 
+def time_training(
+    fn: Callable[..., Any],
+    params: Sequence[torch.Tensor],
+    rotated: Sequence[Sequence[Any]],
+    *,
+    trials: int,
+    warmup: int,
+    refresh: Callable[[Sequence[Any], int], None] | None = None,
+) -> tuple[TimingResult, int]:
+    """A training step through fn (training_step) timed as time_cuda times a call, on leaf copies of the `rotated`
+    input sets (`refresh(buffers, i)` writes trial i's contents into them first, where given), their gradients and
+    the parameters' cleared before each step, untimed; and the step's peak memory (peak_bytes). The worker times
+    the candidate with it, the evaluator eager and torch.compile."""
+    buffers = [leaves(b) for b in rotated]
+    step = training_step(fn)
+
+    def prepare(i: int) -> list[Any]:
+        held = buffers[i % len(buffers)]
+        if refresh is not None:
+            with NO_GRAD():
+                refresh(held, i)
+        clear_grads(held, params)
+        return held
+
+    result = time_cuda(step, prepare, trials=trials, warmup=warmup)
+    peak = peak_bytes(step, prepare(0))
+    clear_grads([], params)
+    return result, peak
+
+
 def peak_bytes(fn: Callable[..., Any], inputs: Sequence[Any]) -> int:
     """Device bytes allocated at the peak of one call of fn (under no_grad: a training step enables grad
     itself) beyond those allocated before it: its outputs, workspaces, and for a training step the tensors

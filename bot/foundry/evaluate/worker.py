@@ -515,22 +515,16 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
 def train_timing(
     model: Any, rotated: list[list[Any]], sources: list[list[Any]], spec_t: dict[str, Any], timing: Any, torch: Any
 ) -> dict[str, Any]:
-    """A training operator's step (timing.training_step: forward, then backward from fixed upstream gradients)
-    timed as the forward is, on leaf copies of the timing buffers refreshed before each step (their gradients
-    and the parameters' cleared, untimed), and the step's peak memory."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    buffers = [timing.leaves(b) for b in rotated]
-    step = timing.training_step(model)
-
-    def prepare(i: int) -> list[Any]:
-        with torch.no_grad():
-            held = refresh(buffers[i % len(buffers)], sources[i % len(sources)], i, torch)
-        timing.clear_grads(held, params)
-        return held
-
-    result = timing.time_cuda(step, prepare, trials=int(spec_t["trials"]), warmup=int(spec_t["warmup"]))
-    peak = timing.peak_bytes(step, prepare(0))
-    timing.clear_grads([], params)
+    """A training operator's step (forward, then backward from fixed upstream gradients: timing.time_training),
+    timed as the forward is, each step's inputs refreshed as the forward's are, and the step's peak memory."""
+    result, peak = timing.time_training(
+        model,
+        [p for p in model.parameters() if p.requires_grad],
+        rotated,
+        trials=int(spec_t["trials"]),
+        warmup=int(spec_t["warmup"]),
+        refresh=lambda held, i: refresh(held, sources[i % len(sources)], i, torch),
+    )
     return {
         "train_median_ms": result.median_ms,
         "train_host_ms": result.host_ms,

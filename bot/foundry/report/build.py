@@ -50,20 +50,30 @@ def results_table(report: RunReport) -> Table:
             ("Foundry (Triton)", cell, cell, cell),
         )
         return Table(headers=headers, rows=rows, align=("left", "right", "right", "right"))
-    eager, compiled, cand = timing.eager_ms, timing.compile_ms, timing.candidate_ms
-    eager_vs_compile = compiled / eager if compiled and eager else None
-    compile_vs_eager = eager / compiled if compiled and eager else None
-    rows = (
-        ("eager PyTorch", _ms(eager), "1.00×" if eager else "—", _x(eager_vs_compile)),
-        ("torch.compile", _ms(compiled), _x(compile_vs_eager), "1.00×" if compiled else "—"),
-        (
-            "**Foundry (Triton)**",
-            f"**{_ms(cand)}**",
-            f"**{_x(timing.speedup_eager)}**",
-            f"**{_x(timing.speedup_compile)}**",
-        ),
+    rows = speed_rows(
+        timing.eager_ms, timing.compile_ms, timing.candidate_ms, timing.speedup_eager, timing.speedup_compile
     )
     return Table(headers=headers, rows=rows, align=("left", "right", "right", "right"))
+
+
+def speed_rows(
+    eager: float | None,
+    compiled: float | None,
+    cand: float | None,
+    speedup_eager: float | None,
+    speedup_compile: float | None,
+) -> tuple[tuple[str, str, str, str], ...]:
+    """Eager, torch.compile and the kernel: each one's time and its speedup against eager and torch.compile."""
+    return (
+        ("eager PyTorch", _ms(eager), "1.00×" if eager else "—", _x(compiled / eager if compiled and eager else None)),
+        (
+            "torch.compile",
+            _ms(compiled),
+            _x(eager / compiled if compiled and eager else None),
+            "1.00×" if compiled else "—",
+        ),
+        ("**Foundry (Triton)**", f"**{_ms(cand)}**", f"**{_x(speedup_eager)}**", f"**{_x(speedup_compile)}**"),
+    )
 
 
 def _mib(value: float | None) -> str:
@@ -78,26 +88,8 @@ def memory_table(timing: Timing | None) -> list[AnyPart]:
     parts: list[AnyPart] = []
     train = timing.training
     if train is not None:
-        compiled, eager = train.compile_ms, train.eager_ms
-        rows = (
-            (
-                "eager PyTorch",
-                _ms(eager),
-                "1.00×" if eager else "—",
-                _x(compiled / eager if compiled and eager else None),
-            ),
-            (
-                "torch.compile",
-                _ms(compiled),
-                _x(eager / compiled if compiled and eager else None),
-                "1.00×" if compiled else "—",
-            ),
-            (
-                "**Foundry (Triton)**",
-                f"**{_ms(train.candidate_ms)}**",
-                f"**{_x(train.speedup_eager)}**",
-                f"**{_x(train.speedup_compile)}**",
-            ),
+        rows = speed_rows(
+            train.eager_ms, train.compile_ms, train.candidate_ms, train.speedup_eager, train.speedup_compile
         )
         parts += [
             Text(
