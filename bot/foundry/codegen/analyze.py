@@ -64,6 +64,17 @@ class Analysis:
             found.append((math.prod(shape[: len(shape) - k]), math.prod(shape[len(shape) - k :])))
         return found
 
+    def col_extents(self) -> list[tuple[int, int, int]]:
+        """(outer, reduced, inner) sizes of each middle-dim reduction segment at the operator's full (GPU) inputs."""
+        found = []
+        for seg in self.segments:
+            shape = self.full_shapes.get(seg.base_of)
+            if seg.kind != "col" or shape is None or len(shape) != len(seg.base):
+                continue
+            d0, d1 = seg.dims[0], seg.dims[-1] + 1
+            found.append((math.prod(shape[:d0]), math.prod(shape[d0:d1]), math.prod(shape[d1:])))
+        return found
+
     def conv_groups(self) -> list[tuple[Node, int, int, bool]]:
         """(node, output channels per group, in-channels per group, wide enough for the implicit GEMM) of
         each convolution at the full inputs: a group at least one tl.dot tile wide in channels and in

@@ -38,6 +38,9 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "col.BLOCK_R": (4, 8, 16, 32, 64),
     "col.BLOCK_I": (16, 32, 64, 128, 256),
     "col.num_warps": (1, 2, 4, 8, 16),
+    # programs per strip of the inner dims along the reduced dims: 1 = one program walks them all; more =
+    # partials per chunk of rows, merged in order by a second kernel (few strips over many rows: a bias gradient)
+    "col.split": (1, 2, 4, 8, 16, 32, 64),
     "full.BLOCK_SIZE": (512, 1024, 2048, 4096, 8192),
     "full.partials": (132, 264, 528, 1056, 2112),
     "full.num_warps": (2, 4, 8, 16),
@@ -91,6 +94,7 @@ DEFAULTS: dict[str, Gene] = {
     "col.BLOCK_R": 32,
     "col.BLOCK_I": 128,
     "col.num_warps": 4,
+    "col.split": 1,  # generation 0 splits the rows where the strips are too few to fill the GPU
     "full.BLOCK_SIZE": 2048,
     "full.partials": 1056,
     "full.num_warps": 8,

@@ -1068,12 +1068,29 @@ class ColEmitter(SegmentEmitter):
                 return False
         return True
 
+    def splits(self, reductions: list[str], epilogue: list[str]) -> int:
+        """Programs per strip of the inner dims along the reduced dims (gene `split`): 1, or S chunks of the
+        reduced rows whose partials a second kernel merges in a fixed order, where every reduction is a sum,
+        max or min and the epilogue reads only the reductions, constants and sizes (it runs in the merge)."""
+        split = int(self.genes.get("split", 1))
+        if split == 1:
+            return 1
+        if any(self.nodes[r].op not in ("sum", "max", "min") for r in reductions):
+            return 1
+        after = set(reductions) | set(epilogue)
+        for n in epilogue:
+            for a in self.nodes[n].args:
+                if a not in after and self.nodes[a].op not in ("const", "size"):
+                    return 1
+        return split
+
     def emit(self) -> Emitted:
         reductions = [n for n in self.seg.nodes if self.nodes[n].kind == "reduce"]
         prologue = [
             n for n in self.seg.nodes if self.nodes[n].shape == self.seg.base and self.nodes[n].kind == "pointwise"
         ]
         epilogue = [n for n in self.seg.nodes if n not in prologue and n not in reductions]
+        split = self.splits(reductions, epilogue)
         d0, d1 = self.seg.dims[0], self.seg.dims[-1] + 1
         groups = ((0, d0), (d0, d1), (d1, len(self.seg.base)))
         if not any(self.nodes[t].shape == self.seg.base for t in self.tensors):
@@ -1087,16 +1104,25 @@ class ColEmitter(SegmentEmitter):
         strides = [f"{t}_{g}" for t in strided for g in ("so", "sr", "si")]
         full_outs = [o for o in self.seg.outputs if o in prologue]
         red_outs = [o for o in self.seg.outputs if o not in prologue]
-        name = f"_{self.prefix}_fwd_kernel"
-        params = self.kernel_params() + ["R", "INNER", *strides, "BLOCK_R: tl.constexpr", "BLOCK_I: tl.constexpr"]
-        body = [
-            "pid = tl.program_id(0)",
+        strip = [
             "n_inner = tl.cdiv(INNER, BLOCK_I)",
             "outer = pid // n_inner",
             "inner = (pid % n_inner) * BLOCK_I + tl.arange(0, BLOCK_I)[None, :]",
             "inner_mask = inner < INNER",
-            "base = outer.to(tl.int64) * R * INNER",
         ]
+        if split > 1:
+            # pass 1 over a (strips, S) grid: each program reduces CHUNK rows of its strip to partials
+            name = f"_{self.prefix}_col_partial_kernel"
+            parts = [f"{r}_part_ptr" for r in reductions]
+            params = [f"{t}_ptr" for t in self.tensors] + [f"{o}_ptr" for o in full_outs] + parts
+            params += self.scalars + self.sizes + ["R", "INNER", "CHUNK", "S", *strides]
+            params += ["BLOCK_R: tl.constexpr", "BLOCK_I: tl.constexpr"]
+            body = ["pid = tl.program_id(0)", "chunk = tl.program_id(1)", *strip]
+            body += ["base = outer.to(tl.int64) * R * INNER", "lo = chunk * CHUNK", "hi = tl.minimum(lo + CHUNK, R)"]
+        else:
+            name = f"_{self.prefix}_fwd_kernel"
+            params = self.kernel_params() + ["R", "INNER", *strides, "BLOCK_R: tl.constexpr", "BLOCK_I: tl.constexpr"]
+            body = ["pid = tl.program_id(0)", *strip, "base = outer.to(tl.int64) * R * INNER"]
         for r in reductions:
             op = self.nodes[r].op
             if op in ("argmax", "argmin"):
@@ -1109,7 +1135,7 @@ class ColEmitter(SegmentEmitter):
                 body.append(f"{r}_acc = tl.full([BLOCK_R, BLOCK_I], {IDENTITY[op]}, dtype=tl.float32)")
         loop = [
             "red = start + tl.arange(0, BLOCK_R)[:, None]",
-            "mask = (red < R) & inner_mask",
+            "mask = (red < hi) & inner_mask" if split > 1 else "mask = (red < R) & inner_mask",
             "offs = base + red * INNER + inner",
         ]
         for t in self.tensors:
@@ -1144,20 +1170,46 @@ class ColEmitter(SegmentEmitter):
                 ]
         for o in full_outs:
             loop.append(f"tl.store({o}_ptr + offs, {self.store_value(o)}, mask=mask)")
-        body.append("for start in range(0, R, BLOCK_R):")
+        body.append("for start in range(lo, hi, BLOCK_R):" if split > 1 else "for start in range(0, R, BLOCK_R):")
         body += indent(loop, 4)
         for r in reductions:
             op = self.nodes[r].op
             if op in ("sum", "max", "min"):
                 fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[op]
                 body.append(f"{r} = {fn}({r}_acc, axis=0, keep_dims=True)")
-        for n in epilogue:
-            body.append(self.statement(n))
-        for o in red_outs:
-            body.append(
+        if split > 1:
+            at = "(outer.to(tl.int64) * S + chunk) * INNER + inner"
+            body += [f"tl.store({r}_part_ptr + {at}, {r}, mask=inner_mask)" for r in reductions]
+            kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+            # pass 2, one program per strip: the S partials merged in order, then the epilogue
+            comb_name = f"_{self.prefix}_col_combine_kernel"
+            cparams = parts + [f"{o}_ptr" for o in red_outs] + self.scalars + self.sizes
+            cparams += ["INNER", "S", "BLOCK_I: tl.constexpr"]
+            cbody = ["pid = tl.program_id(0)", *strip]
+            cbody += [f"{r} = tl.full([1, BLOCK_I], {IDENTITY[self.nodes[r].op]}, dtype=tl.float32)" for r in reductions]
+            merge = []
+            for r in reductions:
+                op = self.nodes[r].op
+                part = f"tl.load({r}_part_ptr + (outer.to(tl.int64) * S + s) * INNER + inner, mask=inner_mask)"
+                if op == "sum":
+                    merge.append(f"{r} += {part}")
+                else:
+                    merge.append(f"{r} = {'tl.maximum' if op == 'max' else 'tl.minimum'}({r}, {part})")
+            cbody += ["for s in range(0, S):", *indent(merge, 4)]
+            cbody += [self.statement(n) for n in epilogue]
+            cbody += [
                 f"tl.store({o}_ptr + outer.to(tl.int64) * INNER + inner, {self.store_value(o)}, mask=inner_mask)"
-            )
-        kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
+                for o in red_outs
+            ]
+            kernel += ["", "", "@triton.jit", f"def {comb_name}({', '.join(cparams)}):", *indent(cbody, 4)]
+        else:
+            for n in epilogue:
+                body.append(self.statement(n))
+            for o in red_outs:
+                body.append(
+                    f"tl.store({o}_ptr + outer.to(tl.int64) * INNER + inner, {self.store_value(o)}, mask=inner_mask)"
+                )
+            kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
         base_t = next(t for t in self.tensors if self.nodes[t].shape == self.seg.base)
         lines = [f"{t} = {t}.contiguous()" for t in self.tensors]
@@ -1186,13 +1238,26 @@ class ColEmitter(SegmentEmitter):
             lines.append(f"{o} = torch.empty({shape}, device={base_t}.device, dtype={self.dtype_expr(o)})")
         bi, br = self.genes["BLOCK_I"], self.genes["BLOCK_R"]
         lines.append(f"block_i = min({bi}, next_power_of_2(INNER))")
-        lines.append("grid = (OUTER * cdiv(INNER, block_i),)")
-        call = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["R", "INNER", *strides]
-        lines.append(f"{name}[grid]({', '.join(call)}, BLOCK_R={br}, BLOCK_I=block_i, {self.launch_opts()})")
+        if split > 1:
+            dev = f"{base_t}.device"
+            lines += [f"S = {split}", f"CHUNK = cdiv(cdiv(R, S), {br}) * {br}"]
+            lines += [f"{r}_part = torch.empty((OUTER, S, INNER), device={dev}, dtype=torch.float32)" for r in reductions]
+            lines.append("grid = (OUTER * cdiv(INNER, block_i), S)")
+            call = [*self.tensors, *full_outs, *(f"{r}_part" for r in reductions), *self.scalars, *self.sizes]
+            call += ["R", "INNER", "CHUNK", "S", *strides]
+            lines.append(f"{name}[grid]({', '.join(call)}, BLOCK_R={br}, BLOCK_I=block_i, {self.launch_opts()})")
+            ccall = [*(f"{r}_part" for r in reductions), *red_outs, *self.scalars, *self.sizes, "INNER", "S"]
+            lines.append(f"{comb_name}[(grid[0],)]({', '.join(ccall)}, BLOCK_I=block_i, num_warps=4)")
+            names = [name, comb_name]
+        else:
+            lines.append("grid = (OUTER * cdiv(INNER, block_i),)")
+            call = [a.removesuffix("_ptr") for a in self.kernel_params()] + ["R", "INNER", *strides]
+            lines.append(f"{name}[grid]({', '.join(call)}, BLOCK_R={br}, BLOCK_I=block_i, {self.launch_opts()})")
+            names = [name]
         lines.append(f"return {', '.join(self.seg.outputs)}")
         launcher = [f"def {self.launcher}({', '.join(self.launcher_params())}):", *indent(lines, 4)]
         return Emitted(
-            "\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars, self.seg.outputs, [name]
+            "\n".join(kernel), "\n".join(launcher), self.launcher, self.tensors, self.scalars, self.seg.outputs, names
         )
 
 

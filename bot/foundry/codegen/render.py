@@ -39,6 +39,8 @@ ROLES = (
     ("_split_one_kernel", "split rows in one launch: the last program of a row to arrive merges the partials"),
     ("_loop_fwd_kernel", "rows longer than one tile: passes over column tiles of BLOCK_N"),
     ("_rows_fwd_kernel", "one program per (row of the leading dims, block of the last dims)"),
+    ("_col_partial_kernel", "pass 1: each program reduces one chunk of the reduced rows of its strip to partials"),
+    ("_col_combine_kernel", "pass 2: one program per strip merges its partials in order and runs the epilogue"),
     ("_partial_kernel", "pass 1: each program reduces a strided share of the elements to partials"),
     ("_combine_kernel", "pass 2: one program combines the partials and runs the epilogue"),
     (

@@ -437,6 +437,9 @@ class TrainingAnalysis:
     def row_extents(self) -> list[tuple[int, int]]:
         return self.main.forward.row_extents() + self.main.backward.row_extents()
 
+    def col_extents(self) -> list[tuple[int, int, int]]:
+        return self.main.forward.col_extents() + self.main.backward.col_extents()
+
     def conv_groups(self) -> list[Any]:
         return self.main.forward.conv_groups() + self.main.backward.conv_groups()
 

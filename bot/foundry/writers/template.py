@@ -49,6 +49,7 @@ from foundry.codegen.kernels import WHOLE_ROW_N
 from foundry.codegen.plan import PlanOptions
 from foundry.codegen.render import render_applied
 from foundry.codegen.rowsplit import FEW_ROWS, MIN_SPLIT_N, SM_COUNT
+
 from foundry.codegen.training import TrainingAnalysis, analyze_training
 from foundry.codegen.training_render import render_training
 from foundry.core.errors import UnsupportedOperatorError
@@ -154,6 +155,9 @@ LIBRARY_OPS_NOTE = "hybrid: library ops kept between the Triton kernels (no temp
 # the looped kernel makes one pass) fit one program's registers over 32 warps (32 fp32 values per thread; sm_90
 # compiles of log-softmax over 32,000 columns use 60 registers, no spills): read once instead of once per pass.
 REGISTER_ROW_WARPS = 32
+# a chunk of a split middle-dim reduction: at least this many reduced rows (fewer spend more on partials than
+# they gain in parallelism)
+COL_MIN_CHUNK = 256
 
 
 def stable_seed(*parts: object) -> int:
@@ -293,6 +297,11 @@ class TemplateWriter:
                 # both kinds are measured from the first generation even when an island proposes one child
                 library = ({**base, "conv.library": True}, "library convolution")
                 gene_sets.insert(request.island % 2, library)
+            col_split = self.col_split(analysis, base) if "col.split" in base else 1
+            if col_split > 1:
+                # too few strips of the inner dims to fill the GPU (a bias gradient over many rows): first, the
+                # rows split into chunks whose partials a second kernel merges; the defaults next
+                gene_sets.insert(0, ({**base, "col.split": col_split}, f"reduced rows split {col_split} ways"))
             if "row.split" in base and self.few_long_rows(analysis):
                 # odd islands start from split rows, even ones from one program per row: both are measured
                 # from the first generation even when an island proposes one child. Split rows in one launch
@@ -418,6 +427,21 @@ class TemplateWriter:
         blocks = min(-(-cig // int(fitted["conv.BLOCK_K"])) for _, cig in grids)
         want = 1 << (-(-2 * SM_COUNT // tiles) - 1).bit_length()
         return max(1, min(int(G.SPACE["conv.split_k"][-1]), want, 1 << (blocks.bit_length() - 1)))
+
+    @staticmethod
+    def col_split(analysis: Analysis | TrainingAnalysis, genes: dict[str, Any]) -> int:
+        """Chunks of the reduced rows per strip for the middle-dim reductions: where their strips at the full
+        inputs are fewer than two per SM, enough chunks (a power of two) for about four programs per SM, each of
+        at least COL_MIN_CHUNK rows; 1 otherwise."""
+        width = int(genes["col.BLOCK_I"])
+        best = 1
+        for outer, rows, inner in analysis.col_extents():
+            strips = outer * -(-inner // min(width, 1 << max(inner - 1, 0).bit_length()))
+            if strips >= 2 * SM_COUNT or rows < 2 * COL_MIN_CHUNK:
+                continue
+            want = min(-(-4 * SM_COUNT // strips), rows // COL_MIN_CHUNK, int(G.SPACE["col.split"][-1]))
+            best = max(best, 1 << (want.bit_length() - 1))
+        return best
 
     @staticmethod
     def given_k_order(analysis: Analysis) -> str:
