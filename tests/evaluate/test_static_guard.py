@@ -447,7 +447,7 @@ def test_every_static_cheat_fires_its_declared_rule_and_every_other_candidate_pa
         errors, _ = guard.check(path.read_text())
         fired = {d.rule for d in errors}
         expect = fields.get("expect", "verified")
-        if expect.startswith("static_guard"):
+        if expect.startswith("static_guard") and not fields.get("uncaught"):  # uncaught: a strict xfail today
             expected = set(expect.partition("rule=")[2].split("|")) - {""}
             assert errors and (not expected or fired & expected), f"{path.name}: expected {expected}, fired {fired}"
         elif "static_guard=false" not in fields.get("config", "") and not fields.get("uncaught", "").startswith(

@@ -40,9 +40,14 @@ def interpreting() -> bool:
 
 
 def install() -> bool:
-    """Patch triton's Autotuner when running under the interpreter; True if patched (now or before)."""
+    """Patch triton's Autotuner when running under the interpreter; True if patched (now or before). Also
+    installs interp_libdevice (libdevice functions under the interpreter), which the worker reaches through
+    this call."""
     if not interpreting():
         return False
+    from foundry.evaluate import interp_libdevice
+
+    interp_libdevice.install()
     from triton.runtime.autotuner import Autotuner
 
     global PATCHED

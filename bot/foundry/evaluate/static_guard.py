@@ -47,6 +47,8 @@ RULES = (
     "global_state",
     "state_in_forward",
     "star_import",
+    "kernel_allowlist",
+    "device_dispatch",
 )
 
 # CPython 3.11's ast.parse is not thread-safe ("AST constructor recursion depth mismatch" under
@@ -326,6 +328,7 @@ class Scope:
     parent: Scope | None
     bound: set[str] = field(default_factory=set)
     imported: dict[str, Imported] = field(default_factory=dict)
+    jit: bool = False  # the body of a @triton.jit kernel (or a lambda / comprehension inside one)
 
 
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp)
@@ -387,6 +390,10 @@ class Scan:
         self.findings: list[Finding] = []
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         self.direct_hasattr: set[int] = set()  # ids of the Name nodes of hasattr(...) calls (check_hasattr)
+        self.parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+        self.device_checked: set[int] = set()  # nodes of device tests already judged (device_idiom)
+        self.kernel_names: set[str] = set()  # module-level @triton.jit functions (run)
+        self.constexpr_globals: set[str] = set()  # module-level NAME = tl.constexpr(...) (run)
         self.module_definitions = self.module_classes | {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         # private fields the candidate itself assigns (self._cache = ...): x._field of those names is fine
         self.own_private = (
@@ -410,6 +417,13 @@ class Scan:
     def run(self) -> list[Finding]:
         scope = Scope("module", self.tree, None, bindings(module_body(self.tree)))
         self.bind_imports(module_body(self.tree), scope)
+        constexpr = resolve_path("triton.language.constexpr")
+        for stmt in module_body(self.tree):
+            if isinstance(stmt, ast.FunctionDef) and any(self.is_jit_decorator(d, scope) for d in stmt.decorator_list):
+                self.kernel_names.add(stmt.name)
+            elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+                if self.resolve(stmt.value.func, scope) is constexpr:
+                    self.constexpr_globals |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
         for stmt in self.tree.body:
             if is_main_guard(stmt):
                 for node in stmt.orelse:
@@ -477,14 +491,15 @@ class Scan:
         self.visit_arguments_outside(node.args, scope)
         if node.returns is not None:
             self.annotation(node.returns, scope)
-        inner = Scope("function", node, scope, parameters(node.args) | bindings(node.body))
+        jit = scope.jit or any(self.is_jit_decorator(d, scope) for d in node.decorator_list)
+        inner = Scope("function", node, scope, parameters(node.args) | bindings(node.body), jit=jit)
         self.bind_imports(node.body, inner)
         for stmt in node.body:
             self.visit(stmt, inner)
 
     def visit_Lambda(self, node: ast.Lambda, scope: Scope) -> None:
         self.visit_arguments_outside(node.args, scope)
-        inner = Scope("function", node, scope, parameters(node.args))
+        inner = Scope("function", node, scope, parameters(node.args), jit=scope.jit)
         self.visit(node.body, inner)
 
     def visit_arguments_outside(self, args: ast.arguments, scope: Scope) -> None:
@@ -557,7 +572,15 @@ class Scan:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 defined = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
             for name in defined:
-                if name in library_internals() and name not in OVERRIDABLE:
+                if name in UNCHECKED_EXTENSIONS:
+                    self.add(
+                        "forbidden_attribute",
+                        stmt,
+                        f"{node.name}.{name}: {UNCHECKED_EXTENSIONS[name]} is never run by the check (it runs forward "
+                        "and backward only), so a wrong rule would ship unverified; leave it out (torch.func then "
+                        "refuses the Function loudly instead of running an unchecked rule)",
+                    )
+                elif name in library_internals() and name not in OVERRIDABLE:
                     self.add(
                         "forbidden_attribute",
                         stmt,
@@ -609,7 +632,7 @@ class Scan:
         names: set[str] = set()
         for g in generators:
             names |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-        inner = Scope("function", node, scope, names)
+        inner = Scope("function", node, scope, names, jit=scope.jit)
         for i, g in enumerate(generators):
             self.visit(g.target, inner)
             if i:
@@ -631,6 +654,21 @@ class Scan:
     def visit_If(self, node: ast.If, scope: Scope) -> None:
         if is_main_guard(node):
             self.add("syntax_allowlist", node, 'if __name__ == "__main__": is allowed at module level only')
+        self.device_idiom(node, scope)
+        self.children(node, scope)
+
+    def visit_IfExp(self, node: ast.IfExp, scope: Scope) -> None:
+        self.device_idiom(node, scope)
+        self.children(node, scope)
+
+    def visit_Compare(self, node: ast.Compare, scope: Scope) -> None:
+        if not scope.jit and self.device_probe(node, scope):
+            self.refuse_device_probe(node, scope)
+        self.children(node, scope)
+
+    def visit_FormattedValue(self, node: ast.FormattedValue, scope: Scope) -> None:
+        if not scope.jit and names_device(node.value):
+            self.refuse_device_probe(node, scope)
         self.children(node, scope)
 
     # imports
@@ -689,6 +727,9 @@ class Scan:
                 continue
             if path not in self.allow.imports:
                 obj = lookup(resolve_path(module), name)
+                if id(obj) in unrunnable_libdevice():
+                    self.refuse_libdevice(node, path)
+                    continue
                 if obj is MISSING or id(obj) not in self.allow.objects:
                     rule = "forbidden_attribute" if self.denied(name) else "object_allowlist"
                     self.add(rule, node, f"from {module} import {name}: {path} is not on the allowlist")
@@ -724,6 +765,8 @@ class Scan:
         owner = self.find(name, scope)
         if name.startswith("__") and name.endswith("__"):
             self.add("private_attribute", node, f"use of {name!r} is not allowed")
+            return
+        if scope.jit and isinstance(node.ctx, ast.Load) and not self.kernel_name_ok(node, owner):
             return
         if isinstance(node.ctx, ast.Del) and owner is not scope:
             # `if False: del exec` would make exec the scope's own name to a guard that counted it; at run time a
@@ -778,6 +821,11 @@ class Scan:
             owner = self.find(root.id, scope)
             imported = owner.imported.get(root.id) if owner is not None else None
             if imported is not None:
+                if scope.jit and not kernel_import(imported.path):
+                    self.refuse_kernel_import(node, root.id, imported.path)
+                    return
+                if not scope.jit and self.device_probe(node, scope):
+                    self.refuse_device_probe(node, scope)
                 if isinstance(node.ctx, (ast.Store, ast.Del)):
                     path = ".".join([root.id, *attrs])
                     rule = "forbidden_attribute" if any(self.denied(a) for a in attrs) else "object_allowlist"
@@ -818,6 +866,9 @@ class Scan:
                 return
             obj = lookup(obj, attr) if obj is not MISSING else MISSING
             path = f"{path}.{attr}"
+        if obj is not MISSING and id(obj) in unrunnable_libdevice():
+            self.refuse_libdevice(node, written)
+            return
         if obj is not MISSING and id(obj) in self.allow.objects:
             return
         if any(self.denied(a) for a in attrs):
@@ -832,8 +883,13 @@ class Scan:
         self.add(rule, node, what)
 
     def check_value_chain(self, node: ast.Attribute, root: ast.expr, attrs: list[str], scope: Scope) -> None:
-        """Attributes of values the guard cannot resolve (tensors, self, kernels): the denylist."""
+        """Attributes of values the guard cannot resolve (tensors, self, kernels): the denylist. Inside a kernel,
+        the allowlist of Triton's language members (check_kernel_chain)."""
         written = dotted(node) or f"….{'.'.join(attrs)}"
+        if scope.jit and not self.check_kernel_chain(node, attrs, written):
+            return
+        if not scope.jit and self.device_probe(node, scope):
+            self.refuse_device_probe(node, scope)
         for i, attr in enumerate(attrs):
             if attr.startswith("__"):
                 if attr == "__init__" and i == len(attrs) - 1 and self.initializer_owner(root, attrs[:i], scope):
@@ -932,6 +988,14 @@ class Scan:
 
     def visit_Call(self, node: ast.Call, scope: Scope) -> None:
         func = node.func
+        if (
+            not scope.jit
+            and isinstance(func, ast.Name)
+            and func.id in ("str", "repr", "format")
+            and self.find(func.id, scope) is None
+            and any(names_device(a) for a in node.args)
+        ):
+            self.refuse_device_probe(node, scope)
         if isinstance(func, ast.Name) and func.id == "hasattr" and self.find("hasattr", scope) is None:
             self.direct_hasattr.add(id(func))
             self.check_hasattr(node)
@@ -948,6 +1012,159 @@ class Scan:
                 owner = self.find(base.id, scope)
                 if owner is None or not owner.imported.get(base.id):
                     self.check_write(node, base, scope)
+
+    # kernels: inside a @triton.jit body only what Triton's language defines
+
+    def is_jit_decorator(self, node: ast.expr, scope: Scope) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return self.resolve(target, scope) is resolve_path("triton.jit")
+
+    def kernel_name_ok(self, node: ast.Name, owner: Scope | None) -> bool:
+        """A name read inside a kernel: the kernel's own parameters and locals, Triton's builtins, imports of
+        triton / math (checked as chains), the candidate's module-level @triton.jit functions and
+        NAME = tl.constexpr(...) globals. Triton's code generator reads nothing else; the interpreter reads any
+        Python, so anything else can run differently in the CPU check than on the GPU."""
+        name = node.id
+        if owner is None:
+            if name in KERNEL_BUILTINS:
+                return True
+            why = KERNEL_PROBES.get(name)
+            if why is None:
+                why = f"{name!r} is not a builtin Triton's compiler defines for kernels (only {', '.join(sorted(KERNEL_BUILTINS))})"
+            self.add("kernel_allowlist", node, f"inside a @triton.jit kernel, {why}")
+            return False
+        if owner.jit:
+            return True
+        imported = owner.imported.get(name)
+        if imported is not None:
+            if kernel_import(imported.path):
+                return True
+            self.refuse_kernel_import(node, name, imported.path)
+            return False
+        if owner.kind == "module" and (name in self.kernel_names or name in self.constexpr_globals):
+            return True
+        self.add(
+            "kernel_allowlist",
+            node,
+            f"a @triton.jit kernel reads {name!r}, which is neither its own, a @triton.jit function nor a module-level "
+            f"NAME = tl.constexpr(...): Triton's compiler refuses other globals while the interpreter reads any Python "
+            "object, so the CPU check and the GPU would run different code; pass it as an argument (tl.constexpr)",
+        )
+        return False
+
+    def refuse_kernel_import(self, node: ast.expr, name: str, path: str) -> None:
+        self.add(
+            "kernel_allowlist",
+            node,
+            f"a @triton.jit kernel uses {name!r} ({path}): kernels may use triton.language (tl.*, libdevice) and math "
+            "on constexprs only; anything else is Python that Triton's compiler evaluates at compile time on the GPU "
+            "but the interpreter runs differently",
+        )
+
+    def refuse_libdevice(self, node: ast.AST, written: str) -> None:
+        self.add(
+            "kernel_allowlist",
+            node,
+            f"{written}: this libdevice function has no implementation under the Triton interpreter, where the "
+            "CPU check runs kernels, so the kernel could not be verified (interp_libdevice implements the others: "
+            "elementary functions, erf/erfc/erfcx, lgamma/tgamma, conversions, bit operations); use tl.* or an "
+            "implemented libdevice function",
+        )
+
+    def check_kernel_chain(self, node: ast.Attribute, attrs: list[str], written: str) -> bool:
+        """Attributes of values inside a kernel: members of Triton's language classes (tensor, dtype, constexpr,
+        tuple, descriptors), never a tensor's .handle (an MLIR value compiled, a NumPy array interpreted)."""
+        allowed = kernel_attributes()
+        for attr in attrs:
+            if attr.startswith("_"):
+                return True  # private_attribute reports it
+            if attr not in allowed:
+                what = (
+                    "a tensor's IR handle: an MLIR value when compiled for the GPU and a NumPy array under the "
+                    "interpreter, so code that reads it can take a different path on the GPU than in the CPU check"
+                    if attr == "handle"
+                    else "not a member of Triton's language (tensor, dtype, constexpr, tuple)"
+                )
+                self.add("kernel_allowlist", node, f"inside a @triton.jit kernel, {written!r} reads {attr!r}: {what}")
+                return False
+        return True
+
+    # device tests: what tells the CPU check (interpreter, CPU tensors) from a GPU run
+
+    def device_probe(self, node: ast.AST, scope: Scope) -> str:
+        """What node asks about the device ('' when nothing): torch.cuda.is_available / device_count, a tensor's
+        is_cuda / is_cpu / get_device, a device's type / index (or any .type / .index read that is not a call with
+        arguments, like x.type(torch.half)), a comparison with a device name or torch.device(...)."""
+        if id(node) in self.device_checked:
+            return ""
+        if isinstance(node, ast.Compare):
+            for operand in [node.left, *node.comparators]:
+                if isinstance(operand, ast.Constant) and isinstance(operand.value, str):
+                    if operand.value.split(":")[0] in DEVICE_NAMES:
+                        return f"a comparison with the device name {operand.value!r}"
+                if isinstance(operand, ast.Call) and self.resolve(operand.func, scope) is resolve_path("torch.device"):
+                    return "a comparison with torch.device(...)"
+            return ""
+        if not isinstance(node, ast.Attribute):
+            return ""
+        root, attrs = chain_of(node)
+        if isinstance(root, ast.Name) and (owner := self.find(root.id, scope)) is not None and root.id in owner.imported:
+            obj = self.resolve(node, scope)
+            queries = {id(resolve_path(p)) for p in DEVICE_QUERIES}
+            return dotted(node) if obj is not MISSING and id(obj) in queries else ""
+        for i, attr in enumerate(attrs):
+            if attr in DEVICE_ATTRIBUTES:
+                return f".{attr}"
+            if attr in ("type", "index"):
+                if i and attrs[i - 1] == "device":
+                    return f".device.{attr}"
+                parent = self.parents.get(id(node))
+                called = isinstance(parent, ast.Call) and parent.func is node and (parent.args or parent.keywords)
+                if i < len(attrs) - 1 or not called:
+                    return f".{attr} (a device's type or index, or a tensor's type string)"
+        return ""
+
+    def refuse_device_probe(self, node: ast.AST, scope: Scope) -> None:
+        what = self.device_probe(node, scope) if not isinstance(node, ast.FormattedValue) else "a device as text"
+        self.device_checked.update(id(n) for n in ast.walk(node))
+        self.add(
+            "device_dispatch",
+            node,
+            f"{what or 'a device test'} tells the CPU check (the Triton interpreter, CPU tensors) from a GPU run: "
+            "code that depends on it can launch, size or specialise kernels on the GPU in a way the check never ran. "
+            "Allowed: `if x.is_cuda: n = torch.cuda.get_device_properties(x.device).multi_processor_count` "
+            "`else: n = 4` (device properties on the GPU, a constant elsewhere), or choosing an allocation's device "
+            "(`'cuda' if torch.cuda.is_available() else 'cpu'`)",
+        )
+
+    def device_idiom(self, node: ast.If | ast.IfExp, scope: Scope) -> None:
+        """A device test that only reads device properties on the GPU (a constant elsewhere) or only picks a
+        device name: its test's probes are allowed (marked checked). Others are refused where the probe is."""
+        if scope.jit or not any(self.device_probe(n, scope) for n in ast.walk(node.test)):
+            return
+        if isinstance(node, ast.IfExp):
+            pairs = [(node.body, node.orelse)]
+        else:
+            pairs = paired_assignments(node.body, node.orelse)
+        if pairs and all(self.device_branches(a, b, scope) for a, b in pairs):
+            self.device_checked.update(id(n) for n in ast.walk(node.test))
+
+    def device_branches(self, a: ast.expr, b: ast.expr, scope: Scope) -> bool:
+        if device_name(a) and device_name(b):
+            return True
+        return (self.device_property(a, scope) and numeric(b)) or (self.device_property(b, scope) and numeric(a))
+
+    def device_property(self, node: ast.expr, scope: Scope) -> bool:
+        """torch.cuda.get_device_properties(...).multi_processor_count, get_device_capability(...)[0], …: every
+        call a device-property query (they raise on a machine without a GPU), at least one."""
+        properties = {id(resolve_path(p)) for p in DEVICE_PROPERTIES}
+        calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+        allowed = (ast.Call, ast.Attribute, ast.Name, ast.Subscript, ast.Constant, ast.Load, ast.keyword)
+        return (
+            bool(calls)
+            and all(id(self.resolve(c.func, scope)) in properties for c in calls)
+            and all(isinstance(n, allowed) for n in ast.walk(node))
+        )
 
     # decorators and bases
 
@@ -997,6 +1214,115 @@ class Scan:
             return
         self.add("object_allowlist", node, f"base class {ast.unparse(node)!r} is not allowed")
 
+
+# Inside a @triton.jit body: the builtins Triton's code generator defines for kernels (code_generator's
+# builtin_namespace, less isinstance / hasattr / getattr, which it decides at compile time on IR values).
+KERNEL_BUILTINS = frozenset({"range", "min", "max", "len", "int", "float", "print", "list"})
+KERNEL_PROBES = {
+    name: (
+        f"{name}(...) is decided when the kernel is traced, on values that are IR objects when compiled for the GPU and "
+        "NumPy-backed under the interpreter: the CPU check and the GPU can take different branches"
+    )
+    for name in ("hasattr", "isinstance", "getattr", "callable", "type", "id", "vars", "dir", "issubclass", "repr", "str")
+}
+# Imports a kernel may use (chains are checked against allowed_objects as everywhere).
+KERNEL_IMPORTS = ("triton", "math")
+# A tensor's device names (comparing with one is a device test).
+DEVICE_NAMES = frozenset({"cuda", "cpu", "mps", "xpu", "meta", "hip", "npu"})
+DEVICE_ATTRIBUTES = frozenset({"is_cuda", "is_cpu", "is_mps", "is_xpu", "get_device"})
+DEVICE_QUERIES = ("torch.cuda.is_available", "torch.cuda.device_count")
+DEVICE_PROPERTIES = (
+    "torch.cuda.get_device_properties",
+    "torch.cuda.get_device_capability",
+    "torch.cuda.get_device_name",
+    "torch.cuda.current_device",
+)
+
+
+@functools.cache
+def unrunnable_libdevice() -> frozenset[int]:
+    """ids of the libdevice functions (both modules) interp_libdevice does not implement."""
+    from foundry.evaluate.interp_libdevice import implemented
+
+    found: set[int] = set()
+    for path in ("triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice"):
+        module = resolve_path(path)
+        if isinstance(module, types.ModuleType):
+            found |= {
+                id(v)
+                for n, v in vars(module).items()
+                if not n.startswith("_") and callable(v) and not isinstance(v, type) and n not in implemented()
+                and native(v, "triton")
+            }
+    return frozenset(found)
+
+
+def kernel_import(path: str) -> bool:
+    return path.split(".")[0] in KERNEL_IMPORTS
+
+
+@functools.cache
+def kernel_attributes() -> frozenset[str]:
+    """Public members of Triton's language classes and their instance fields, less the IR handle and builder
+    entry points."""
+    import triton.language as tl
+
+    classes = [tl.tensor, tl.dtype, tl.pointer_type, tl.block_type, tl.constexpr, tl.tuple, tl.tuple_type]
+    classes += [tl.core.base_value, tl.core.base_type]
+    classes += [getattr(tl, n) for n in ("tensor_descriptor", "tensor_descriptor_base", "slice") if hasattr(tl, n)]
+    names = {n for c in classes for n in dir(c) if not n.startswith("_")}
+    names |= {
+        "type", "dtype", "shape", "numel", "value", "element_ty", "primitive_bitwidth", "fp_mantissa_width",
+        "exponent_bias", "int_signedness", "int_bitwidth", "address_space", "const", "values", "types", "fields",
+        "base", "strides", "block_shape", "start", "stop", "step", "T",
+    }  # fmt: skip
+    return frozenset(names - {"handle", "to_ir"})
+
+
+def names_device(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "device"
+
+
+def device_name(node: ast.expr) -> bool:
+    """'cuda', 'cpu', None, torch.device(...)-free device choices for an allocation."""
+    if isinstance(node, ast.Constant):
+        return node.value is None or (isinstance(node.value, str) and node.value.split(":")[0] in DEVICE_NAMES)
+    return False
+
+
+def numeric(node: ast.expr) -> bool:
+    if isinstance(node, ast.Tuple):
+        return all(numeric(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return numeric(node.operand)
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def paired_assignments(body: list[ast.stmt], orelse: list[ast.stmt]) -> list[tuple[ast.expr, ast.expr]]:
+    """(value in body, value in orelse) for each name both branches assign, when the branches are nothing but
+    NAME = value statements assigning the same names; [] otherwise."""
+
+    def assigned(stmts: list[ast.stmt]) -> dict[str, ast.expr] | None:
+        out: dict[str, ast.expr] = {}
+        for stmt in stmts:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                return None
+            out[stmt.targets[0].id] = stmt.value
+        return out
+
+    a, b = assigned(body), assigned(orelse)
+    if not a or not b or set(a) != set(b):
+        return []
+    return [(a[name], b[name]) for name in a]
+
+
+# autograd.Function's torch.func extension points: documented, but the check never exercises them (it runs
+# forward, backward and double backward), so a candidate may not define them: their output would be unverified.
+UNCHECKED_EXTENSIONS = {
+    "vmap": "the vmap rule (torch.func.vmap over the Function)",
+    "jvp": "the forward-mode rule (torch.func.jvp / forward AD)",
+    "generate_vmap_rule": "a generated vmap rule (torch.func.vmap over the Function)",
+}
 
 # Members of nn.Module / autograd.Function a candidate class may define.
 OVERRIDABLE = frozenset({"__init__", "forward", "backward", "setup_context", "extra_repr", "reset_parameters"})
