@@ -39,6 +39,9 @@ CASES = [
     ("batchnorm-rows", EXAMPLES / "batchnorm_relu.py", {"pointwise.BLOCK_SIZE": 16, "pointwise.layout": "rows"}),
     ("mean-dim1-small-tiles", EXAMPLES / "mean_dim1.py", {"col.BLOCK_R": 4, "col.BLOCK_I": 16}),
     ("min-dim-small-tiles", EXAMPLES / "min_dim.py", {"col.BLOCK_R": 4, "col.BLOCK_I": 16}),
+    # reduced rows split into chunks, partials merged by a second kernel: a sum with its mean epilogue, a min
+    ("mean-dim1-split", EXAMPLES / "mean_dim1.py", {"col.BLOCK_R": 4, "col.BLOCK_I": 16, "col.split": 4}),
+    ("min-dim-split", EXAMPLES / "min_dim.py", {"col.BLOCK_R": 4, "col.split": 8}),
     ("losses", OPERATORS / "losses.py", {}),
     ("mse-many-partials", EXAMPLES / "mse_loss.py", {"full.BLOCK_SIZE": 512, "full.partials": 2112}),
     ("frobenius-unmerged", EXAMPLES / "frobenius_scale.py", {"plan.merge_reductions": False}),

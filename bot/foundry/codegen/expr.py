@@ -60,13 +60,46 @@ def literal(value: float | int) -> str:
     return repr(float(value))
 
 
+# Device helpers the expressions call where the plain formula loses the small values the reference keeps
+# (exp(x) - 1 is 0 for |x| < 6e-8, where expm1 is x): each keeps full relative precision near 0, and the
+# plain formula where it has no cancellation. Rendered once per module, before the kernels (jit_helpers).
+JIT_HELPERS = {
+    "_expm1": '''@triton.jit
+def _expm1(x):
+    """exp(x) - 1, relative precision kept near 0: (u - 1) * x / log(u) with u = exp(x) (Kahan)."""
+    u = tl.exp(x)
+    small = tl.where(u == 1.0, x, (u - 1.0) * (x / tl.log(u)))
+    return tl.where(tl.abs(x) < 0.5, small, u - 1.0)''',
+    "_log1p": '''@triton.jit
+def _log1p(x):
+    """log(1 + x), relative precision kept near 0: log(u) * x / (u - 1) with u = 1 + x (Goldberg)."""
+    u = 1.0 + x
+    small = tl.where(u == 1.0, x, tl.log(u) * (x / (u - 1.0)))
+    return tl.where(tl.abs(x) < 0.5, small, tl.log(u))''',
+    "_tanh": '''@triton.jit
+def _tanh(x):
+    """tanh(x): expm1(2x) / (expm1(2x) + 2) near 0, 2 * sigmoid(2x) - 1 elsewhere (no cancellation there)."""
+    e = _expm1(2.0 * x)
+    return tl.where(tl.abs(x) < 0.5, e / (e + 2.0), 2.0 * tl.sigmoid(2.0 * x) - 1.0)''',
+}
+JIT_HELPER_NEEDS = {"_tanh": ("_expm1",)}
+
+
+def jit_helpers(kernels: list[str]) -> list[str]:
+    """The device helpers these kernels call (and those they call), each once, in a fixed order."""
+    text = "\n".join(kernels)
+    wanted = {name for name in JIT_HELPERS if f"{name}(" in text}
+    wanted |= {need for name in list(wanted) for need in JIT_HELPER_NEEDS.get(name, ())}
+    return [source for name, source in JIT_HELPERS.items() if name in wanted]
+
+
 def tanh(x: str) -> str:
-    return f"(2.0 * tl.sigmoid(2.0 * {x}) - 1.0)"
+    return f"_tanh({x})"
 
 
 def softplus(x: str, beta: float = 1.0, threshold: float = 20.0) -> str:
     scaled = x if beta == 1.0 else f"({x} * {literal(beta)})"
-    soft = f"tl.log(1.0 + tl.exp({scaled}))" if beta == 1.0 else f"(tl.log(1.0 + tl.exp({scaled})) / {literal(beta)})"
+    soft = f"_log1p(tl.exp({scaled}))" if beta == 1.0 else f"(_log1p(tl.exp({scaled})) / {literal(beta)})"
     return f"tl.where({scaled} > {literal(threshold)}, {x}, {soft})"
 
 
@@ -121,13 +154,13 @@ def pointwise(node: Node, a: list[str]) -> str:
     if op == "reciprocal":
         return f"1.0 / {x}"
     if op == "log1p":
-        return f"tl.log(1.0 + {x})"
+        return f"_log1p({x})"
     if op == "expm1":
-        return f"(tl.exp({x}) - 1.0)"
+        return f"_expm1({x})"
     if op == "leaky_relu":
         return f"tl.where({x} > 0, {x}, {x} * {literal(at['slope'])})"
     if op == "elu":
-        inner = f"{literal(at['alpha'])} * (tl.exp({x} * {literal(at['input_scale'])}) - 1.0)"
+        inner = f"{literal(at['alpha'])} * _expm1({x} * {literal(at['input_scale'])})"
         out = f"tl.where({x} > 0, {x}, {inner})"
         return out if at["scale"] == 1.0 else f"{literal(at['scale'])} * {out}"
     if op == "hardsigmoid":

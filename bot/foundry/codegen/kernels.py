@@ -1186,7 +1186,9 @@ class ColEmitter(SegmentEmitter):
             cparams = parts + [f"{o}_ptr" for o in red_outs] + self.scalars + self.sizes
             cparams += ["INNER", "S", "BLOCK_I: tl.constexpr"]
             cbody = ["pid = tl.program_id(0)", *strip]
-            cbody += [f"{r} = tl.full([1, BLOCK_I], {IDENTITY[self.nodes[r].op]}, dtype=tl.float32)" for r in reductions]
+            cbody += [
+                f"{r} = tl.full([1, BLOCK_I], {IDENTITY[self.nodes[r].op]}, dtype=tl.float32)" for r in reductions
+            ]
             merge = []
             for r in reductions:
                 op = self.nodes[r].op
@@ -1241,7 +1243,9 @@ class ColEmitter(SegmentEmitter):
         if split > 1:
             dev = f"{base_t}.device"
             lines += [f"S = {split}", f"CHUNK = cdiv(cdiv(R, S), {br}) * {br}"]
-            lines += [f"{r}_part = torch.empty((OUTER, S, INNER), device={dev}, dtype=torch.float32)" for r in reductions]
+            lines += [
+                f"{r}_part = torch.empty((OUTER, S, INNER), device={dev}, dtype=torch.float32)" for r in reductions
+            ]
             lines.append("grid = (OUTER * cdiv(INNER, block_i), S)")
             call = [*self.tensors, *full_outs, *(f"{r}_part" for r in reductions), *self.scalars, *self.sizes]
             call += ["R", "INNER", "CHUNK", "S", *strides]

@@ -22,6 +22,7 @@ import torch
 
 from foundry.codegen.analyze import Analysis
 from foundry.codegen.describe import KIND_WORDS, Formula, aten_ops, title
+from foundry.codegen.expr import jit_helpers
 from foundry.codegen.kernels import Emitted, emit_segment, host_helpers
 from foundry.codegen.source import Source, formatted, with_docstring
 
@@ -124,6 +125,7 @@ class Renderer:
     def render(self) -> str:
         emitted = self.emit()
         body = host_helpers([e.launcher for e in emitted])
+        body += jit_helpers([e.kernel for e in emitted])
         for i, e in enumerate(emitted):
             body += [self.kernels_with_docs(i, e), with_docstring(e.launcher, self.launcher_doc(i, e))]
         body.append(self.forward_only())

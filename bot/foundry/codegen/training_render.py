@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from foundry.codegen.describe import title
+from foundry.codegen.expr import jit_helpers
 from foundry.codegen.ir import UnsupportedError
 from foundry.codegen.kernels import Emitted, host_helpers
 from foundry.codegen.render import Renderer, param_ref
@@ -84,6 +85,7 @@ class TrainingRenderer:
         if len({tuple(h.split.saved) for h in self.analysis.modes.values()}) > 1:
             self.applied.add("train.save")  # else every save mode saves the same: the gene changes nothing here
         body = host_helpers([e.launcher for e in fwd + bwd])
+        body += jit_helpers([e.kernel for e in fwd + bwd])
         for i, e in enumerate(fwd):
             body += [self.fwd.kernels_with_docs(i, e), with_docstring(e.launcher, self.fwd.launcher_doc(i, e))]
         for i, e in enumerate(bwd):

@@ -20,6 +20,17 @@ class Tolerance:
     # Per element, an allowance on top of atol + rtol * |ref| (same shape as the reference, or None): the rounding
     # an fp computation of this element may commit, from the magnitudes it sums (evaluator.rounding_slack).
     slack: torch.Tensor | None = field(default=None, compare=False, repr=False)
+    # Per element (same shape as the reference, bool, or None): where the reference carries its value to
+    # SIGNIFICANT_RTOL of the same computation in fp64 (a normal number, finite): there the output must keep it
+    # to within LOST of itself, however far below atol it lies (evaluator.rounding_slack)
+    significant: torch.Tensor | None = field(default=None, compare=False, repr=False)
+
+
+# An element the reference computes to 3 significant digits (of fp64's value) must not lose more than half of it:
+# a softmax tail, a sigmoid far from 0 or an expm1 near 0 flushed to 0 stays below any atol, yet a log, a ratio or a
+# product downstream reads it. Loose on purpose: honest kernels differ from the reference by rounding, not by 50%.
+SIGNIFICANT_RTOL = 1e-3
+LOST = 0.5
 
 
 def index_text(flat: int, shape: torch.Size) -> str:
@@ -91,6 +102,9 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
         )
     err, bad = elementwise(o, r, tol, s)
     if not bool(bad.any()):
+        gone = lost(o, r, significant_of(tol, ref))
+        if gone is not None and bool(gone.any()):
+            return lost_diagnosis(o, r, gone, ref.shape, kind, what)
         return relative_rms(o, r, err, tol, kind, what, s)
     n = int(bad.sum())
     worst = int(torch.where(bad, err, torch.zeros_like(err)).argmax())
@@ -120,6 +134,51 @@ def slack_of(tol: Tolerance, ref: torch.Tensor) -> torch.Tensor | None:
     if tol.slack is None or tuple(tol.slack.shape) != tuple(ref.shape):
         return None
     return tol.slack.detach().to(device=ref.device, dtype=torch.float64).flatten().nan_to_num(0.0, 0.0, 0.0)
+
+
+def significant_of(tol: Tolerance, ref: torch.Tensor) -> torch.Tensor | None:
+    """tol's significance mask, flat, where it matches ref's shape."""
+    if tol.significant is None or tuple(tol.significant.shape) != tuple(ref.shape):
+        return None
+    return tol.significant.detach().to(device=ref.device, dtype=torch.bool).flatten()
+
+
+def significant(r: torch.Tensor, exact: torch.Tensor) -> torch.Tensor:
+    """Where the reference `r` holds the fp64 computation's value `exact` to SIGNIFICANT_RTOL (or two of its own
+    dtype's epsilons, for bf16), as a normal number of its dtype: the elements `lost` judges."""
+    info = torch.finfo(r.dtype)
+    w = exact.detach().to(device=r.device, dtype=torch.float64)
+    rd = r.detach().to(torch.float64)
+    rtol = max(SIGNIFICANT_RTOL, 2 * info.eps)
+    normal = w.abs() >= 16 * info.tiny
+    return torch.isfinite(w) & torch.isfinite(rd) & normal & ((rd - w).abs() <= rtol * w.abs())
+
+
+def lost(o: torch.Tensor, r: torch.Tensor, sig: torch.Tensor | None) -> torch.Tensor | None:
+    """Significant elements (flat fp64 outputs and references) the output is off by more than LOST of |reference|."""
+    if sig is None or sig.numel() != r.numel():
+        return None
+    return sig & ((o - r).abs() > LOST * r.abs())
+
+
+def lost_diagnosis(
+    o: torch.Tensor, r: torch.Tensor, gone: torch.Tensor, shape: torch.Size, kind: FailureKind, what: str
+) -> Diagnosis:
+    n = int(gone.sum())
+    first = int(gone.nonzero()[0])
+    zeros = int((gone & (o == 0)).sum())
+    return Diagnosis(
+        stage=Stage.CORRECTNESS,
+        kind=kind,
+        rule="significance",
+        message=(
+            f"{what}: {n} of {r.numel()} elements that the reference computes to {SIGNIFICANT_RTOL:g} of fp64 are off "
+            f"by more than {LOST:g} of their value ({zeros} of them 0), all below atol; first at "
+            f"{index_text(first, shape)}: got {o[first].item():.6g}, expected {r[first].item():.6g} (small values "
+            "flushed or dropped: a softmax tail, an exp(x) - 1 near 0)"
+        ),
+        metrics={"lost_fraction": n / max(r.numel(), 1)},
+    )
 
 
 def unwritten(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
@@ -154,6 +213,7 @@ def chunked_sums(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> tuple[
     values, and their count."""
     o_flat, r_flat = out.detach().reshape(-1), ref.detach().reshape(-1)
     s_flat = tol.slack.detach().reshape(-1) if tol.slack is not None and tol.slack.shape == ref.shape else None
+    sig_flat = significant_of(tol, ref)
     sq_err, sq_ref, finite_count = 0.0, 0.0, 0
     for start in range(0, r_flat.numel(), CHUNK):
         o = o_flat[start : start + CHUNK].to(torch.float64)
@@ -161,6 +221,9 @@ def chunked_sums(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> tuple[
         s = None if s_flat is None else s_flat[start : start + CHUNK].to(device=r.device, dtype=torch.float64)
         err, bad = elementwise(o, r, tol, s)
         if bool(unwritten(o, r).any()) or bool(bad.any()):
+            return None
+        gone = lost(o, r, None if sig_flat is None else sig_flat[start : start + CHUNK])
+        if gone is not None and bool(gone.any()):
             return None
         if s is not None:
             err = (err - s).clamp_min(0.0)

@@ -41,7 +41,7 @@ from foundry.core.records import (
     Verdict,
 )
 from foundry.evaluate import exchange, gradients, jobfiles, landlock
-from foundry.evaluate.correctness import Tolerance, compare, probe, strengthened, unusable
+from foundry.evaluate.correctness import Tolerance, compare, probe, significant, strengthened, unusable
 from foundry.evaluate.device_lock import Admission, DeviceGate, DeviceLock, gpu_lock_path
 from foundry.evaluate.isolation import (
     ChildOutcome,
@@ -67,6 +67,7 @@ NOT_MEASURED = "not measured: no CUDA device (candidates ran under the Triton in
 # Transformed trials (CandidateEvaluator.transformed): inputs scaled by LARGE and by SMALL, and offset by
 # OFFSET times their mean magnitude.
 LARGE = 1e3
+WIDER = 16.0  # a wider range than the draw's, short of saturating: a softmax's tail spans 1e-30 and below
 SMALL = 1e-3
 OFFSET = 3.0
 # A far offset: inputs moved by OFFSET_FAR times their spread (standard deviation), so that the mean is large
@@ -735,15 +736,19 @@ class CandidateEvaluator:
                 add(variant)
             edged_at = len(refs)
             slacks: dict[int, list[torch.Tensor | None]] = {}
+            significants: dict[int, list[torch.Tensor | None]] = {}
             for variant in edges:  # longer rows than trial 0's: more terms, and each term's rounding, per element
                 add(variant)
-                slacks[len(refs) - 1] = self.rounding_slack(model, variant, refs[-1])
+                slacks[len(refs) - 1], significants[len(refs) - 1] = self.rounding_slack(model, variant, refs[-1])
             torch.manual_seed(secrets.randbits(62))
             transformed_at = len(refs)
             for note, inputs, out in self.transformed(model, self.generated(lambda: op.inputs(self.small))):
                 add(inputs, note, out)
-                slacks[len(refs) - 1] = self.rounding_slack(model, inputs, refs[-1])
-            tolerances = {t: self.trial_tolerances(refs[t], slacks.get(t)) for t in range(edged_at, len(refs))}
+                slacks[len(refs) - 1], significants[len(refs) - 1] = self.rounding_slack(model, inputs, refs[-1])
+            tolerances = {
+                t: self.trial_tolerances(refs[t], slacks.get(t), significants.get(t))
+                for t in range(edged_at, len(refs))
+            }
             torch.manual_seed(secrets.randbits(62))
             reweights = self.reweighted(model, self.generated(lambda: op.inputs(self.small)), add)
             if reweights is not None:
@@ -838,7 +843,7 @@ class CandidateEvaluator:
     def transformed(self, model: nn.Module, inputs: list[Any]) -> list[tuple[str, list[Any], Any]]:
         """Trials whose floating-point inputs are moved within the operator's domain: special values (ties, exact
         zeros, a zero row, a constant row; -inf entries), signs flipped at random (and laid out
-        non-contiguously), scaled by 1e3 and by 1e-3, offset. A kernel right only for one input distribution or
+        non-contiguously), scaled by 1e3, by 16 and by 1e-3, offset. A kernel right only for one input distribution or
         one layout (a copy passing for ReLU on non-negative inputs, an exp that overflows at scale, a kernel that
         assumes contiguous rows, a branch on x == 0, another tie-break, -inf read as 0) fails one. Each group's
         first form the reference accepts is used (finite outputs, not one value everywhere:
@@ -897,16 +902,40 @@ class CandidateEvaluator:
                     rows[row, int(torch.randint(0, rows.shape[1], ()))] = float("nan") if j % 2 == 0 else float("inf")
             return rows.reshape(x.shape) if y.dim() >= 2 else rows.reshape(x.shape)
 
-        def minus_inf(x: torch.Tensor) -> torch.Tensor:  # masked positions (attention masks); the first
-            y = x.clone()  # column stays finite, so no row is all -inf
-            mask = torch.rand(y.shape, device=y.device) < 0.1
-            if y.dim() >= 1:
+        def minus_inf(x: torch.Tensor) -> torch.Tensor:  # masked positions (attention masks): scattered in a
+            y = x.clone()  # third of the rows (the first column finite), a leading run (left padding, a sliding
+            mask = torch.rand(y.shape, device=y.device) < 0.1  # window) or a trailing run in the others; no row is
+            if y.dim() >= 1:  # all -inf
                 mask[..., 0] = False
+                padded(mask.reshape(-1, y.shape[-1]), modes=3)
             if not mask.any() and y.dim() >= 1 and y.shape[-1] > 1:  # at least one, or the trial is the plain inputs
                 flat = mask.reshape(-1, y.shape[-1])
                 flat[int(torch.randint(0, flat.shape[0], ())), int(torch.randint(1, y.shape[-1], ()))] = True
             y[mask] = float("-inf")
             return y
+
+        def padded(rows: torch.Tensor, modes: int) -> None:  # rows[i] (True: masked) a padding pattern by i % modes:
+            n = rows.shape[1]  # 0 as given, 1 a leading run of n/2..n-1, 2 a trailing run from 1..n/2, 3 all but
+            if n < 2:  # the last
+                return
+            for i in range(rows.shape[0]):
+                mode = i % modes
+                if mode == 1:
+                    rows[i] = False
+                    rows[i, : int(torch.randint(n // 2, n, ()))] = True
+                elif mode == 2:
+                    rows[i] = False
+                    rows[i, int(torch.randint(1, n // 2 + 1, ())) :] = True
+                elif mode == 3:
+                    rows[i] = True
+                    rows[i, -1] = False
+
+        def valid_padded(m: torch.Tensor) -> torch.Tensor:  # a bool mask (True: valid) padded as above, and the
+            rows = (~m).reshape(-1, m.shape[-1]).clone()  # first column masked in the rows kept as given
+            rows[0::4, 0] = True
+            padded(rows, modes=4)
+            rows[rows.all(dim=1), -1] = False  # at least one valid position per row
+            return (~rows).reshape(m.shape)
 
         groups = [
             [
@@ -921,6 +950,7 @@ class CandidateEvaluator:
                 ("signs flipped", lambda: each(flipped)),
             ],
             [(f"inputs x{LARGE:g}", lambda: each(lambda x: x * LARGE))],
+            [(f"inputs x{WIDER:g}", lambda: each(lambda x: x * WIDER))],
             [(f"inputs x{SMALL:g}", lambda: each(lambda x: x * SMALL))],
             [("inputs offset", lambda: each(offset))],
             [(f"inputs offset by {OFFSET_FAR:g}x their spread", lambda: each(far))],
@@ -937,6 +967,32 @@ class CandidateEvaluator:
             y[mask] = IGNORED_LABEL
             return y
 
+        masks = [
+            isinstance(x, torch.Tensor) and x.dtype == torch.bool and x.dim() >= 1 and x.shape[-1] > 1 for x in inputs
+        ]
+
+        def padded_inputs() -> list[Any]:  # the masks padded, and the floating inputs of a mask's shape holding
+            out = [valid_padded(x) if f else x for x, f in zip(inputs, masks, strict=True)]  # values beyond every
+            shape = next(x.shape for x, f in zip(out, masks, strict=True) if f)  # valid one at its masked positions
+            valid = next(x for x, f in zip(out, masks, strict=True) if f)
+            for i, (x, f) in enumerate(zip(out, floats, strict=True)):
+                if f and x.shape == shape:
+                    far_off = 8 * (float(x.detach().abs().max()) + 1)
+                    sign = torch.ones(x.shape[:-1] + (1,), device=x.device, dtype=x.dtype)
+                    sign.reshape(-1)[1::2] = -1
+                    out[i] = torch.where(valid.to(x.device), x, far_off * sign)
+            return out
+
+        if any(masks):
+            groups.append(
+                [
+                    (
+                        "masks padded: leading and trailing runs of masked positions, rows with one valid position, "
+                        "values beyond the valid ones at masked positions",
+                        padded_inputs,
+                    )
+                ]
+            )
         if any(labels):
             groups.append(
                 [
@@ -965,31 +1021,42 @@ class CandidateEvaluator:
         return found
 
     def trial_tolerances(
-        self, refs: list[torch.Tensor], slacks: list[torch.Tensor | None] | None = None
+        self,
+        refs: list[torch.Tensor],
+        slacks: list[torch.Tensor | None] | None = None,
+        significants: list[torch.Tensor | None] | None = None,
     ) -> list[Tolerance]:
         """A transformed trial's tolerance per output: the operator's, with atol scaled to that trial's own
         outputs (inputs scaled by 1e-3 have outputs far below the first trial's), and each element's rounding
-        slack where given (rounding_slack)."""
+        slack and significance where given (rounding_slack)."""
         tolerances = [strengthened(r, self.tolerance, self.rules.tolerance.probe_scale) for r in refs]
         if slacks:
             tolerances = [
                 dataclasses.replace(t, slack=slacks[k]) if k < len(slacks) else t for k, t in enumerate(tolerances)
             ]
+        if significants:
+            tolerances = [
+                dataclasses.replace(t, significant=significants[k]) if k < len(significants) else t
+                for k, t in enumerate(tolerances)
+            ]
         return tolerances
 
     def rounding_slack(
         self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]
-    ) -> list[torch.Tensor | None]:
+    ) -> tuple[list[torch.Tensor | None], list[torch.Tensor | None]]:
         """Per output, the rounding an implementation may differ from the reference by on these inputs: SLACK_ULPS
         epsilons of the output's dtype times the reference's output on the inputs' absolute values (for sums and
         products, the sum of the magnitudes of the terms: an error bound that cancellation does not shrink, as
         |result| does), and for an output reduced from the inputs, of the largest intermediate value the
-        reference computes. None where the reference refuses those inputs or an output does not match."""
+        reference computes. None where the reference refuses those inputs or an output does not match. Second,
+        per output, the elements the reference computes to 3 significant digits of its fp64 twin
+        (correctness.significant; reference_noise)."""
+        noises, significants = self.reference_noise(model, inputs, refs)
         absolute = [x.abs() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
         try:
             out = self.run_reference(model, to_device(absolute, self.device))
         except Exception:  # the reference refuses them: no slack
-            return [None] * len(refs)
+            return [None] * len(refs), significants
 
         def slack(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
             magnitude = torch.maximum(o.detach().abs(), r.detach().abs()).nan_to_num(0.0, 0.0, 0.0)
@@ -1011,7 +1078,7 @@ class CandidateEvaluator:
             for k, extra in enumerate(unsigned):
                 if extra is not None and k < len(slacks):
                     slacks[k] = extra if slacks[k] is None else torch.maximum(slacks[k], extra)
-        for k, noise in enumerate(self.reference_noise(model, inputs, refs)):
+        for k, noise in enumerate(noises):
             if noise is not None and k < len(slacks):
                 slacks[k] = noise if slacks[k] is None else torch.maximum(slacks[k], noise)
         # An output reduced from the inputs (a loss, a per-row statistic) may be the difference of intermediate
@@ -1025,36 +1092,40 @@ class CandidateEvaluator:
                 with torch.no_grad(), recorder:
                     model(*copies)
             except Exception:  # noqa: BLE001 - no intermediate magnitudes: the slack above stands
-                return slacks
+                return slacks, significants
             for k, r in enumerate(refs):
                 if r.is_floating_point() and r.numel() < widest:
                     floor = torch.full_like(r, SLACK_ULPS * torch.finfo(r.dtype).eps * recorder.largest)
                     slacks[k] = floor if slacks[k] is None else torch.maximum(slacks[k], floor)
-        return slacks
+        return slacks, significants
 
     def reference_noise(
         self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]
-    ) -> list[torch.Tensor | None]:
+    ) -> tuple[list[torch.Tensor | None], list[torch.Tensor | None]]:
         """Per output, NOISE_FACTOR times how far the reference's own result lies from the same computation in
         fp64: on inputs where the answer is mostly rounding (a loss of nearly equal distributions, a sum that cancels),
         the reference is no more right than an honest kernel, and a tolerance scaled to that answer would judge
-        noise. Where the reference is well conditioned this is far below the tolerance and changes nothing. None
-        where the fp64 run is refused or an output does not match."""
+        noise. Where the reference is well conditioned this is far below the tolerance and changes nothing. Second,
+        the elements where the reference holds the fp64 value to 3 significant digits (correctness.significant).
+        None where the fp64 run is refused or an output does not match."""
         if not any(r.is_floating_point() and r.dtype != torch.float64 for r in refs):
-            return [None] * len(refs)
+            return [None] * len(refs), [None] * len(refs)
         try:
             twin = copy.deepcopy(model).double()
             wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
             with torch.no_grad():
                 out = twin(*to_device(wide, self.device))
         except Exception:  # noqa: BLE001 - an fp64 run the model refuses gives no noise estimate
-            return [None] * len(refs)
+            return [None] * len(refs), [None] * len(refs)
 
         def noise(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
             gap = (r.detach().double() - o.detach().double()).abs().nan_to_num(0.0, 0.0, 0.0)
             return (NOISE_FACTOR * gap).to(r.dtype)
 
-        return per_output(refs, out, noise)
+        def exact(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+            return significant(r, o) if r.dtype != torch.float64 else torch.zeros_like(r, dtype=torch.bool)
+
+        return per_output(refs, out, noise), per_output(refs, out, exact)
 
     def reweighted(
         self, model: nn.Module, inputs: list[Any], add: Callable[[list[Any], str, Any], None]

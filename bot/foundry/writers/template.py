@@ -49,7 +49,6 @@ from foundry.codegen.kernels import WHOLE_ROW_N
 from foundry.codegen.plan import PlanOptions
 from foundry.codegen.render import render_applied
 from foundry.codegen.rowsplit import FEW_ROWS, MIN_SPLIT_N, SM_COUNT
-
 from foundry.codegen.training import TrainingAnalysis, analyze_training
 from foundry.codegen.training_render import render_training
 from foundry.core.errors import UnsupportedOperatorError
