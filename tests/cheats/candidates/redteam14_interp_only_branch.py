@@ -8,9 +8,9 @@
 #        or compares what it compiled, so the kernel is verified and wrong on every GPU. The static guard lets
 #        hasattr(value, "data") through (a string literal naming a public, undenied attribute) and `.handle` is an
 #        unresolvable value's attribute, not on the denylist.
-# operator: elementwise_chain
 #        Closed by the static guard's kernel_allowlist: inside a @triton.jit body only Triton's language (no
 #        hasattr/isinstance/getattr, no .handle).
+# operator: elementwise_chain
 # expect: static_guard rule=kernel_allowlist
 import torch
 import triton
