@@ -34,8 +34,9 @@ def request_for(path: Path, **kw: Any) -> ProposalRequest:
     return ProposalRequest(**fields)
 
 
-def evaluate(path: Path, source: str, cid: str = "c") -> Verdict:
-    evaluator = CandidateEvaluator(load_operator(str(path)), policy="strict", config=EvaluatorConfig(trials=1))
+def evaluate(path: Path, source: str, cid: str = "c", static_compile: bool = False) -> Verdict:
+    config = EvaluatorConfig(trials=1, static_compile=static_compile)
+    evaluator = CandidateEvaluator(load_operator(str(path)), policy="strict", config=config)
     return evaluator.evaluate(Candidate(id=cid, source=source, writer="template"))
 
 
