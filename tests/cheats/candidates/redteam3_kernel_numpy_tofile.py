@@ -9,7 +9,7 @@
 #        written and the candidate is verified.
 # operator: softmax_rows
 # devices: cpu
-# expect: compile_error rule=compile
+# expect: static_guard rule=kernel_allowlist
 import torch
 import triton
 import triton.language as tl
