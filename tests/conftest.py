@@ -20,10 +20,11 @@ sys.path.insert(0, str(ROOT / "bot"))
 
 
 # The folders whose single tests run longest on the 2-core CI machine (measured 2026-12-06: up to 265 s, GitHub runs
-# that call the real `foundry check` several times) are collected first, each as one block in its own order: under
+# that call the real `foundry check` several times, real `foundry optimize` runs of 120-170 s, Ray executors of up to
+# 70 s) are collected first, each as one block in its own order: under
 # xdist worksteal no worker is left alone with one of them at the end of the run, and the tests that reuse a
 # process's cached verdicts (tests/e2e/harness.py) stay next to each other. Only the order changes.
-SLOW_FIRST = ("tests/github_bot/", "tests/e2e/")
+SLOW_FIRST = ("tests/github_bot/", "tests/e2e/", "tests/evolve/", "tests/writers/", "tests/cluster/")
 
 
 def slow_rank(nodeid: str) -> int:
