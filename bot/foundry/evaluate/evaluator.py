@@ -54,7 +54,7 @@ from foundry.evaluate.isolation import (
 from foundry.evaluate.runtime_guard import describe_violations, flagged, op_identity, op_work, rule_name
 from foundry.evaluate.static_guard import StaticGuard
 from foundry.rules.loader import Rules, load_rules
-from foundry.spec.loader import LoadedOperator
+from foundry.spec.loader import LoadedOperator, at_full_rank
 
 log = logging.getLogger(__name__)
 
@@ -731,6 +731,10 @@ class CandidateEvaluator:
             if not variants:
                 torch.manual_seed(secrets.randbits(62))
                 variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
+            if self.small:  # the GPU inputs' rank at the CPU's sizes, where the two declare different ranks
+                ranked = at_full_rank(op, self.generated(lambda: op.inputs(self.small)))
+                if ranked is not None and self.accepts(model, ranked):
+                    variants = [*variants, ranked]
             edges = self.edge_variants(model, self.generated(lambda: op.inputs(self.small)), variants)
             for variant in variants:
                 add(variant)
@@ -1832,6 +1836,15 @@ class CandidateEvaluator:
                 self.inputs_on_device = False
         return make()
 
+    def accepts(self, model: nn.Module, variant: list[Any]) -> bool:
+        """Whether the reference runs on these inputs (a variant it refuses is no trial)."""
+        try:
+            with torch.no_grad():
+                model(*to_device([x.clone() if isinstance(x, torch.Tensor) else x for x in variant], self.device))
+        except Exception:  # the reference itself does not accept this shape: not a variant
+            return False
+        return True
+
     def auto_variants(self, model: nn.Module, inputs: list[Any]) -> list[list[Any]]:
         """Without declared variants, vary the shapes ourselves where the reference allows it: the batch
         dimension one smaller and 2n+1 (odd, past the next power of two); for operators without parameters,
@@ -1852,12 +1865,7 @@ class CandidateEvaluator:
             )
 
         def accepted(variant: list[Any]) -> bool:
-            try:
-                with torch.no_grad():
-                    model(*to_device([x.clone() if isinstance(x, torch.Tensor) else x for x in variant], self.device))
-            except Exception:  # the reference itself does not accept this shape: not a variant
-                return False
-            return True
+            return self.accepts(model, variant)
 
         usable = [variant for variant in found if accepted(variant)]
         rank = tensors[0].dim() if tensors else 0

@@ -173,6 +173,33 @@ def declared_inputs(loaded: LoadedOperator) -> list[Any]:
         return loaded.inputs()
 
 
+def at_full_rank(loaded: LoadedOperator, small: list[Any]) -> list[Any] | None:
+    """`small` (the CPU inputs) reshaped to the ranks get_inputs() declares, where some tensor's rank differs: leading
+    dims merged (values kept) or added (size 2, the values repeated), the trailing ones as they are, so that features,
+    channels and normalized shapes keep their CPU sizes. A kernel specialised to the CPU inputs' rank (a layer norm
+    reducing the first two dims of a 3-d input) meets the rank it will run at on the GPU. None where the ranks agree,
+    or the full inputs are configured, cannot be made, or do not match the CPU ones one for one."""
+    if loaded.spec.input_shapes or not hasattr(loaded.module, "get_cpu_inputs"):
+        return None
+    try:
+        full = declared_inputs(loaded)
+    except Exception:  # noqa: BLE001 - no full inputs to take ranks from
+        return None
+    if len(full) != len(small):
+        return None
+    out: list[Any] = []
+    for f, x in zip(full, small, strict=True):
+        if not (isinstance(f, torch.Tensor) and isinstance(x, torch.Tensor)) or f.dim() == x.dim() or x.dim() == 0:
+            out.append(x)
+        elif f.dim() < x.dim():
+            k = x.dim() - f.dim() + 1
+            out.append(x.reshape(-1, *x.shape[k:]) if f.dim() > 0 else x.reshape(-1)[:1].reshape(()))
+        else:
+            out.append(x.expand(*([2] * (f.dim() - x.dim())), *x.shape).clone())
+    changed = any(isinstance(a, torch.Tensor) and a.dim() != b.dim() for a, b in zip(out, small, strict=True))
+    return out if changed else None
+
+
 def load_operator(
     ref: str,
     *,
