@@ -179,8 +179,8 @@ def test_a_push_run_rebuilds_the_bots_conflicted_pull_request(bot) -> None:
     old = bot.branch_sha(BRANCH)
     pulls = {p["head"]: p["number"] for p in bot.fake.open_pulls()}
     # main gets a hand-made ops/scale_foundry.py and a change of the other operator in one push
-    bot.candidates[OTHER] = kernel_source(4.0)
-    sha2 = bot.dev.commit({"ops/scale_foundry.py": "# by hand\n", OTHER: operator_source(4.0)}, "by hand")
+    bot.candidates[OTHER] = kernel_source(2.0)  # OP's source, as in the sweep test: their checks are reused
+    sha2 = bot.dev.commit({"ops/scale_foundry.py": "# by hand\n", OTHER: operator_source(2.0)}, "by hand")
     bot.dev.push()
     env = bot.env("push", bot.push_payload(sha1, sha2), sha2)
     assert bot.run("run", env) == 0
