@@ -78,3 +78,21 @@ def test_transformed_trials_carry_the_significance_of_their_reference():
         flushed = torch.where(ref < 1e-6, torch.zeros_like(ref), ref)
         refused = judged(flushed, ref, tol)
         assert refused is not None and refused.rule == "significance"
+
+
+def test_large_outputs_need_one_more_lost_element_per_four_million(monkeypatch):
+    import foundry.evaluate.correctness as correctness
+
+    monkeypatch.setattr(correctness, "LOST_PER", 4)  # 8 elements: 3 lost refuse, 2 are the noise of cancelling sums
+    ref = torch.full((8,), 1e-20)
+    ref[-1] = 1.0  # the output's scale: the tiny ones are below atol and do not move its RMS
+    tol = Tolerance(atol=1e-4, rtol=1e-4, significant=torch.ones(8, dtype=torch.bool))
+    two = ref.clone()
+    two[:2] = 0
+    three = ref.clone()
+    three[:3] = 0
+    assert judged(two, ref, tol) is None
+    assert judged(three, ref, tol).rule == "significance"
+    monkeypatch.setattr(correctness, "CHUNK", 3)  # counted across chunks too
+    assert judged(two, ref, tol) is None
+    assert judged(three, ref, tol).rule == "significance"
