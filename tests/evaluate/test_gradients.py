@@ -61,6 +61,114 @@ def test_upstream_layouts_hold_the_same_draw_in_other_strides():
     assert expanded.shape == (3, 5) and expanded.stride() == (0, 0) and expanded.unique().numel() == 1
 
 
+def test_a_broadcast_upstream_has_stride_zero_in_some_dims_but_never_all_nor_the_last_alone():
+    two = gradients.upstream([torch.empty(4, 5)], 3, "broadcast")[0]
+    assert two.shape == (4, 5) and two.stride() == (0, 1)  # y.sum(0)'s backward
+    seen = set()
+    for seed in range(40):
+        g = gradients.upstream([torch.empty(2, 3, 4)], seed, "broadcast")[0]
+        zeros = tuple(s == 0 for s in g.stride())
+        assert any(zeros) and not all(zeros) and zeros != (False, False, True)
+        seen.add(zeros)
+    assert (False, True, False) in seen and (True, False, False) in seen  # y.sum(1), y.sum(0)
+    assert gradients.upstream([torch.empty(5)], 3, "broadcast")[0].stride() == (0,)
+
+
+def test_holes_zero_whole_slices_past_the_first_dimension():
+    found = 0
+    for seed in range(20):
+        for layout in ("dense", "strided", "padded"):
+            g = gradients.upstream([torch.empty(6, 16)], seed, layout, holes=True)[0]
+            columns = (g == 0).all(0)
+            assert columns.any() and not columns.all()  # some whole columns, never all of them
+            found += int(columns.sum())
+    assert found > 60
+
+
+def test_an_accumulate_call_judges_autograd_grad_and_backward_each_as_torch_defines_them():
+    class Fused(torch.autograd.Function):  # adds dweight into .grad and returns it as well
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, dy):
+            x, w = ctx.saved_tensors
+            dw = (dy * x).sum(0)
+            if w.grad is not None:
+                w.grad.add_(dw)
+                return dy * w, torch.zeros_like(dw)
+            return dy * w, dw
+
+    class Model(torch.nn.Module):
+        def __init__(self, fused: bool):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(4))
+            self.fused = fused
+
+        def forward(self, x):
+            return Fused.apply(x, self.weight) if self.fused else x * self.weight
+
+    x = torch.randn(3, 4)
+    honest, fused = Model(False), Model(True)
+    fused.load_state_dict(honest.state_dict())
+    written: list[str] = []
+
+    @contextlib.contextmanager
+    def backward(kept):
+        before = [t.clone() for _, t in kept]
+        yield
+        written.extend(n for (n, t), b in zip(kept, before, strict=True) if not torch.equal(t, b))
+
+    for how in ("grad", "backward"):
+        written.clear()
+        ref = gradients.compute(honest, gradients.with_grad([x]), 7, accumulate=how)[1]
+        got = gradients.compute(fused, gradients.with_grad([x]), 7, backward=backward, accumulate=how)[1]
+        assert honest.weight.grad is None and fused.weight.grad is None  # put back
+        if how == "backward":  # .grad grows by the gradient: right
+            assert torch.allclose(ref[1], got[1], atol=1e-5) and not written
+        else:  # returned zero, and .grad written: both seen
+            assert not torch.allclose(ref[1], got[1], atol=1e-5) and written == ["the .grad of weight"]
+
+
+def test_a_change_in_place_after_the_forward_is_refused_loudly_or_leaves_the_gradients_of_the_forward():
+    class Stash(torch.autograd.Function):  # keeps x on ctx: no version check
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.x, ctx.w = x, w
+            return (x * w).view(x.shape)
+
+        @staticmethod
+        def backward(ctx, dy):
+            return dy * ctx.w, (dy * ctx.x).sum(0)
+
+    class Model(torch.nn.Module):
+        def __init__(self, stash: bool):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(4))
+            self.stash = stash
+
+        def forward(self, x):
+            return Stash.apply(x, self.weight) if self.stash else x * self.weight
+
+    x = torch.randn(3, 4)
+    honest, stash = Model(False), Model(True)
+    stash.load_state_dict(honest.state_dict())
+    weight = honest.weight.detach().clone()
+    plain = gradients.compute(honest, gradients.with_grad([x]), 7)[1]
+    with pytest.raises(gradients.RefusedInPlace):  # x * w saved both
+        gradients.compute(honest, gradients.with_grad([x]), 7, modify=3)
+    assert torch.equal(honest.weight, weight)  # put back
+    got = gradients.compute(stash, gradients.with_grad([x]), 7, modify=3)[1]
+    assert not torch.allclose(plain[1], got[1])  # the stash read the changed x: what the check rejects
+    assert torch.equal(stash.weight, weight)
+    masked = gradients.compute(honest, gradients.with_grad([x]), 7, mask=5)[1]
+    assert torch.equal(masked[1], gradients.compute(honest, gradients.with_grad([x]), 7, mask=5, in_place=True)[1][1])
+    with pytest.raises(gradients.RefusedInPlace):  # a view output of a custom Function
+        gradients.compute(stash, gradients.with_grad([x]), 7, mask=5, in_place=True)
+
+
 def test_inputs_keep_their_layout_and_may_be_frozen():
     x = torch.randn(6, 4).t()
     held = gradients.with_grad([x])[0]

@@ -130,7 +130,7 @@ EDGE_ROWS = 600
 EDGE_ELEMENTS = 1 << 17
 # Declared shape variants a training operator's gradients are also checked on (gradient_calls).
 GRADIENT_VARIANTS = 3
-GRADIENT_CALLS_MIN = 6  # at least: every upstream layout once, and a dense one with and without frozen inputs
+GRADIENT_CALLS_MIN = 8  # at least: every upstream layout once, and two dense: frozen inputs, frozen parameters
 # The reweighted call's parameters (redraw_): scaled by these, with signs flipped at random.
 REDRAW_LARGE = 10.0
 REDRAW_SMALL = 0.01
@@ -242,6 +242,9 @@ GRADIENT_SPEC = (  # what the worker needs of a gradient call (the reference's a
     "holes",
     "accumulate",
     "constant",
+    "second_layout",
+    "mask",
+    "modify",
 )
 
 
@@ -1170,8 +1173,12 @@ class CandidateEvaluator:
         a tile); the transformed trials with labels at -100 and with non-contiguous inputs. How each call runs is
         drawn here, secretly, so that no combination is the checked one: the upstream gradient's layout
         (gradients.LAYOUTS, each at least once where there are as many calls), inputs that do not require grad
-        (a first layer: only the parameters' gradients), inputs that are outputs of another op (non-leaf), train
-        or eval mode where the reference ignores the mode. An operator whose reference depends on the mode
+        (a first layer: only the parameters' gradients), parameters that do not (a part, the rest, all of them),
+        inputs that are outputs of another op (non-leaf), train or eval mode where the reference ignores the mode,
+        zeros in the upstream gradient (rows, whole columns), a backward while .grad holds values (one through
+        torch.autograd.grad, one through loss.backward()), the outputs multiplied in place before the backward,
+        the inputs and parameters changed in place between forward and backward, the double backward's
+        cotangents' layout. An operator whose reference depends on the mode
         (batch statistics) trains in train mode: every call but one (eval mode, frozen statistics) runs in it,
         with the buffers the call leaves judged beside the gradients; one random in train mode (dropout) is
         checked in eval mode only. Last, one call as a training step has it whatever the draws."""
@@ -1254,13 +1261,25 @@ class CandidateEvaluator:
         pick = draw.choice([k for k in range(n) if not frozen[k]] or list(range(n)))
         again[pick] = True
         frozen_params: list[tuple[str, ...]] = [()] * n
+        everything = None
         if named:  # a random part of them in one call and the rest in another: each is frozen while others train
             part = draw.sample(named, draw.randint(1, max(1, len(named) - 1)) if len(named) > 1 else 1)
             rest = [name for name in named if name not in part]
-            free = [k for k in range(n) if k not in (evaluated, pick, *structural)] or [
-                k for k in range(n) if k != pick
+            # and all of them in a third, on a dense upstream the backward could write over (a frozen layer, prompt
+            # tuning: only the inputs' gradients), where part and rest are not already all
+            whole_frozen = (
+                [k for k in dense if k not in (evaluated, pick, *structural) and not frozen[k]]
+                or [k for k in dense if k != pick]
+                or [k for k in range(n) if k != pick]
+            )
+            everything = draw.choice(whole_frozen) if len(named) > 1 else None
+            free = [k for k in range(n) if k not in (evaluated, pick, everything, *structural)] or [
+                k for k in range(n) if k not in (pick, everything)
             ]
-            for k, chosen in zip(draw.sample(free, min(len(free), 2)), (part, rest), strict=False):
+            chosen_calls = list(zip(draw.sample(free, min(len(free), 2)), (part, rest), strict=False))
+            if everything is not None:
+                chosen_calls.append((everything, named))
+            for k, chosen in chosen_calls:
                 if chosen:
                     frozen_params[k] = tuple(chosen)
                     if len(chosen) == len(named):
@@ -1287,22 +1306,56 @@ class CandidateEvaluator:
         # exact zeros in the upstream gradient (masked rows, a ReLU above) on a call asking for every gradient,
         # its allocations NaN: a backward that skips the rows where dy is zero leaves them unwritten
         holes = [False] * n
-        holeable = [k for k in range(n) if layouts[k] not in ("expanded", "permuted")]  # rows that stay rows
+        holeable = [k for k in range(n) if layouts[k] not in ("expanded", "permuted", "broadcast")]  # rows stay rows
         holed = draw.choice(
             [k for k in whole if k in holeable] or [k for k in holeable if not frozen[k]] or holeable or list(range(n))
         )
         holes[holed], finite[holed], frozen[holed] = True, False, False
-        # a backward onto .grad that already holds values (gradient accumulation), on a default trial's leaves
-        accumulate = [False] * n
+        # a backward onto .grad that already holds values (gradient accumulation), on a default trial's leaves:
+        # one through torch.autograd.grad (the gradient returned, .grad untouched), one through loss.backward()
+        # (.grad grows by the gradient); one call each where there are two
+        accumulate: list[bool | str] = [False] * n
         plain = [k for k in whole if picks[k][0] < self.trials] or whole  # the retain_graph call (pick) is whole
-        if plain:
-            summed = draw.choice(plain)
-            accumulate[summed], nonleaf[summed] = True, False
+        summed = draw.sample(plain, min(2, len(plain)))
+        more = [k for k in range(n) if k not in summed and not frozen_params[k] and picks[k][0] < self.trials]
+        summed += draw.sample(more, min(2 - len(summed), len(more)))  # short of two: any asking for every parameter
+        paths = ["grad", "backward"]
+        draw.shuffle(paths)
+        for k, how in zip(summed, paths, strict=False):
+            accumulate[k], nonleaf[k] = how, False
+        # two calls more, dense on trial 0 asking for every gradient, with a change in place after the forward: of
+        # the outputs (an in-place ReLU or dropout above) in one, of the inputs and parameters (an in-place
+        # residual, an optimizer step before the backward) in the other; autograd refusing either is allowed (a
+        # call of its own: what it refuses is judged elsewhere), gradients that come back must be the forward's
+        mask: list[int | None] = [None] * n
+        modify: list[int | None] = [None] * n
+        for which in (mask, modify):
+            picks.append((0, False))
+            layouts.append("dense")
+            frozen.append(False)
+            nonleaf.append(False)
+            train.append(bool(modes.get("train")) or always)
+            scales.append(1.0)
+            spreads.append(None)
+            finite.append(draw.random() < 0.5)
+            frozen_params.append(())
+            again.append(False)
+            holes.append(False)
+            accumulate.append(False)
+            mask.append(None)
+            modify.append(None)
+            which[-1] = secrets.randbits(62)
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
         # op's outputs, a dense upstream gradient, train mode where the reference allows it; then two that ask
         # for the derivative of the gradients (a gradient penalty), each upstream gradient in a drawn layout, one
         # requiring grad (a nonlinear loss), one not (a penalty on y.sum()): each must match or raise
-        constant = [False] * n
+        constant = [False] * len(picks)
+        second_layouts = ["dense"] * len(picks)
+        # the second backward's cotangents in the first-order family of layouts (a gradient penalty on gx.sum(-1),
+        # gx.sum(0)), one not dense at least
+        drawn_second = [draw.choice(gradients.LAYOUTS) for _ in range(3)]
+        if all(layout == "dense" for layout in drawn_second):
+            drawn_second[draw.randrange(3)] = draw.choice([lay for lay in gradients.LAYOUTS if lay != "dense"])
         for last in (0, 1, 2, 3):
             picks.append((largest, False))
             # the first-order half built under create_graph reads dy too: dense and rows in a wider buffer where dy
@@ -1319,6 +1372,9 @@ class CandidateEvaluator:
             holes.append(False)
             accumulate.append(False)
             constant.append(last == 3)
+            second_layouts.append(drawn_second[last - 1] if last else "dense")
+            mask.append(None)
+            modify.append(None)
         calls = []
         for k, (t, moved) in enumerate(picks):
             reference = model
@@ -1343,6 +1399,9 @@ class CandidateEvaluator:
                 holes=holes[k],
                 accumulate=accumulate[k],
                 constant=constant[k],
+                second_layout=second_layouts[k],
+                mask=mask[k],
+                modify=modify[k],
             )
             if call is not None:
                 calls.append(call)
@@ -1378,8 +1437,11 @@ class CandidateEvaluator:
         second: bool = False,
         finite: bool = False,
         holes: bool = False,
-        accumulate: bool = False,
+        accumulate: bool | str = False,
         constant: bool = False,
+        second_layout: str = "dense",
+        mask: int | None = None,
+        modify: int | None = None,
     ) -> dict[str, Any] | None:
         """One gradient call of a training operator: a fresh seed for the upstream gradients (held in `layout`),
         the reference's gradients of its floating inputs (unless `frozen`) and parameters (None where an output
@@ -1393,9 +1455,12 @@ class CandidateEvaluator:
         the same graph first (retain_graph=True, a second loss); `second`: the call checks double backward
         instead (the derivative of the gradients from another draw), or None where the reference has none to
         check. `finite`: the candidate's allocations hold reused values in this call (the worker's plain fill),
-        not NaN. `holes`, `accumulate`, `constant`: gradients.compute's."""
+        not NaN. `holes`, `accumulate`, `constant`, `second_layout`: gradients.compute's. `mask`, `modify`: the worker
+        changes the outputs, or the inputs and parameters, in place between forward and backward
+        (gradients.compute's); the gradients expected are those of the forward that ran, these."""
         seed = secrets.randbits(62)
-        options = {"holes": holes, "accumulate": accumulate, "constant": constant}
+        options = {"holes": holes, "accumulate": accumulate, "constant": constant, "second_layout": second_layout}
+        options |= {"mask": mask}
         on_device = to_device(inputs, self.device)
         trained = frozen_copy(model, frozen_params).train(train)
         held = gradients.with_grad(on_device, frozen, nonleaf)
@@ -1422,7 +1487,7 @@ class CandidateEvaluator:
                     trained, held, seed, layout=layout, scale=scale, again=again_seed, spread=spread, **options
                 )
         extra = {"scale": scale, "spread": spread, "frozen_params": list(frozen_params), "finite": finite}
-        extra |= {"again": again_seed, "second": second_seed, "wanted": wanted} | options
+        extra |= {"again": again_seed, "second": second_seed, "wanted": wanted, "modify": modify} | options
         extra |= {"reference_counts": dict(recorder.counts), "reference_work": dict(recorder.work)}
         buffers = [(n, b.detach().clone()) for n, b in trained.named_buffers()] if train else []
         wide = self.gradients_fp64(
@@ -1449,7 +1514,8 @@ class CandidateEvaluator:
         else:
             dense_seed = secrets.randbits(62)
             dense = frozen_copy(model, frozen_params).train(train)
-            same = {"second": second_seed, "wanted": wanted, "constant": constant}  # the same gradients, dense
+            same = {"second": second_seed, "wanted": wanted, "constant": constant, "second_layout": second_layout}
+            same |= {"mask": mask}  # the same gradients, from a dense upstream
             typical = gradients.compute(
                 dense, gradients.with_grad(on_device, frozen), dense_seed, scale=scale, spread=spread, **same
             )[1]
@@ -1465,7 +1531,7 @@ class CandidateEvaluator:
                 second_seed,
                 wanted,
                 spread,
-                {"constant": constant},
+                {"constant": constant, "second_layout": second_layout, "mask": mask},
             )
 
         def peak(t: torch.Tensor | None) -> float:
@@ -1641,7 +1707,25 @@ class CandidateEvaluator:
                     (expected.get("finite"), ", allocations holding reused values"),
                     (expected.get("holes"), ", upstream gradients with exact zeros (masked rows, scattered)"),
                     (expected["layout"] == "rows", ", one upstream value per row broadcast along the last dimension"),
-                    (expected.get("accumulate"), ", a backward onto .grad already holding values (accumulation)"),
+                    (
+                        expected.get("accumulate") == "backward",
+                        ", loss.backward() onto .grad already holding values (accumulation)",
+                    ),
+                    (
+                        expected.get("accumulate") not in (None, False, "backward"),
+                        ", torch.autograd.grad while .grad holds values (it must return the whole gradient and "
+                        "leave .grad as it was)",
+                    ),
+                    (expected["layout"] == "broadcast", ", an upstream gradient broadcast (stride 0) along some dims"),
+                    (
+                        expected.get("second_layout", "dense") != "dense" and expected.get("second") is not None,
+                        f", second-order cotangents held {expected.get('second_layout')}",
+                    ),
+                    (expected.get("mask") is not None, ", the outputs multiplied in place before the backward"),
+                    (
+                        expected.get("modify") is not None,
+                        ", inputs and parameters changed in place between forward and backward",
+                    ),
                     (expected.get("constant"), ", upstream gradients not requiring grad"),
                     (expected.get("second") is not None, ", double backward (create_graph=True)"),
                     (expected["train"], ", train mode"),
@@ -1666,6 +1750,8 @@ class CandidateEvaluator:
                     if not call.get("names"):
                         continue
                     expected = first_order(expected, call)
+            if (expected.get("mask") is not None or expected.get("modify") is not None) and call.get("refused"):
+                continue  # autograd refused the change in place (a view output, a saved tensor changed): loud
             ops: dict[str, int] = {}
             work: dict[str, int] = {}
             for r in call["records"]:
@@ -1693,6 +1779,14 @@ class CandidateEvaluator:
                     kind=FailureKind.STATE_DEPENDENT,
                 ), records
             written = [name for r in records for name in r.get("mutated_inputs") or []]
+            if any(name.startswith("the .grad of") for name in written):
+                return failed(
+                    f"{setup}: the backward wrote into {', '.join(written[:5])}: torch.autograd.grad returns the "
+                    "whole gradient and leaves .grad as it was (a gradient norm, a meta-learning inner step, a "
+                    "penalty taken during accumulation would count it twice at the next optimizer step)",
+                    rule="inputs_unmodified",
+                    kind=FailureKind.INPUT_MUTATION,
+                ), records
             if written:
                 return failed(
                     f"{setup}: the backward modified {', '.join(written[:5])} (autograd may hand the same tensor to "

@@ -4,7 +4,8 @@ the worker runs it on the candidate, forward and backward each under the runtime
 draws its upstream gradients from a seed the evaluator picks per candidate; the gradients asked for are those of
 every floating input (made to require grad) and of every parameter, by the reference's state names (the
 candidate's state is loaded from the reference's state dict, strictly, so the names are the same). Taken with
-torch.autograd.grad, so nothing accumulates into `.grad` and no earlier call's gradients are read.
+torch.autograd.grad, so nothing accumulates into `.grad` and no earlier call's gradients are read (but in the
+accumulate calls, which pre-fill .grad: one through torch.autograd.grad, one through loss.backward()).
 
 Imports torch only (the worker imports this before candidate code runs)."""
 
@@ -16,7 +17,7 @@ from typing import Any
 import torch
 
 # how an upstream gradient is held (upstream())
-LAYOUTS = ("dense", "strided", "padded", "expanded", "permuted", "rows")
+LAYOUTS = ("dense", "strided", "padded", "expanded", "permuted", "rows", "broadcast")
 
 
 def upstream(
@@ -35,13 +36,19 @@ def upstream(
     "expanded" (one value broadcast with stride 0: what `y.sum().backward()` hands back) or "permuted" (the
     first two dimensions swapped in memory: what `y.transpose(0, 1)` downstream hands back; dense below 2-d) or
     "rows" (one value per row broadcast along the last dimension, strides (..., 1, 0): what `y.sum(-1)` or
-    `y.mean(-1)` downstream hands back; expanded at 1-d). `spread` (lo, hi): each value's size drawn apart,
-    log-uniform between 10**lo and 10**hi (a threshold on |dy| anywhere in that range is crossed within the call).
-    `holes`: exact zeros, about a quarter of the rows (a masked or padded loss) and an eighth of the other values
-    (a ReLU or dropout downstream); rows of the drawn buffer, which are the output's rows except when permuted."""
+    `y.mean(-1)` downstream hands back; expanded at 1-d) or "broadcast" (stride 0 in a drawn set of dimensions
+    that is neither all of them nor the last alone, the others dense: what `y.sum(0)` (strides (0, 1)) or
+    `y.sum(1)` of a 3-d output (strides (n, 0, 1)) downstream hands back; expanded at 1-d). `spread` (lo, hi):
+    each value's size drawn apart, log-uniform between 10**lo and 10**hi (a threshold on |dy| anywhere in that
+    range is crossed within the call). `holes`: exact zeros, about a quarter of the rows (a masked or padded
+    loss), a quarter of the slices along one drawn dimension past the first (columns: a loss on `y[:, :k]`, a
+    split with a piece unused) and an eighth of the other values (a ReLU or dropout downstream); rows and slices
+    of the drawn buffer, which are the output's except when permuted (at least one of each in the output)."""
     generator = torch.Generator().manual_seed(seed)
 
-    def draw(shape: tuple[int, ...], o: torch.Tensor) -> torch.Tensor:
+    def draw(shape: tuple[int, ...], o: torch.Tensor, step: int = 1) -> torch.Tensor:
+        """`step`: the drawn buffer's last dimension holds the output's every step-th column (strided: 2) or its
+        first half (padded: -1)."""
         values = torch.randn(shape, generator=generator, dtype=torch.float64) * scale
         if spread is not None:
             exponents = torch.rand(shape, generator=generator, dtype=torch.float64) * (spread[1] - spread[0])
@@ -50,15 +57,34 @@ def upstream(
             rows = torch.rand((*shape[:-1], 1), generator=generator, dtype=torch.float64) < 0.25
             rows.view(-1)[torch.randint(rows.numel(), (1,), generator=generator)] = True  # at least one row
             scattered = torch.rand(shape, generator=generator, dtype=torch.float64) < 0.125
-            values = values.masked_fill(rows | scattered, 0.0)
+            zero = rows | scattered
+            inner = [d for d in range(1, len(shape)) if shape[d] > 1]
+            if inner:  # whole slices along one dimension past the first (zero columns)
+                d = inner[int(torch.randint(len(inner), (1,), generator=generator))]
+                seen = shape[d] // 2 if d == len(shape) - 1 and step != 1 else shape[d]
+                at = int(torch.randint(seen, (1,), generator=generator))
+                at = at * step if d == len(shape) - 1 and step > 1 else at
+                size = [1] * len(shape)
+                size[d] = shape[d]
+                slices = torch.rand(size, generator=generator, dtype=torch.float64) < 0.25
+                slices.view(-1)[at] = True  # at least one slice the output holds
+                if bool(slices.all()):  # not every one: the gradients are not all zero
+                    slices.view(-1)[(at + 1) % shape[d]] = False
+                zero = zero | slices
+            values = values.masked_fill(zero, 0.0)
         return values.to(dtype=o.dtype, device=o.device)
 
     drawn = []
     for o in outputs:
-        if layout == "expanded":
+        if layout == "expanded" or (layout == "broadcast" and o.dim() < 2):
             drawn.append(draw((), o).expand(o.shape))
+        elif layout == "broadcast":  # a bit per dimension of stride 0: not none, not all, not the last alone
+            sets = [s for s in range(1, 2 ** o.dim() - 1) if s != 1 << (o.dim() - 1)]
+            chosen = sets[int(torch.randint(len(sets), (1,), generator=generator))]
+            shape = tuple(1 if chosen >> d & 1 else n for d, n in enumerate(o.shape))
+            drawn.append(draw(shape, o).expand(o.shape))
         elif layout in ("strided", "padded") and o.dim() >= 1 and o.numel() > 0:
-            wide = draw((*o.shape[:-1], 2 * o.shape[-1]), o)
+            wide = draw((*o.shape[:-1], 2 * o.shape[-1]), o, 2 if layout == "strided" else -1)
             drawn.append(wide[..., ::2] if layout == "strided" else wide[..., : o.shape[-1]])
         elif layout == "permuted" and o.dim() >= 2:
             drawn.append(draw((o.shape[1], o.shape[0], *o.shape[2:]), o).transpose(0, 1))
@@ -141,6 +167,16 @@ class RefusedSecondOrder(RuntimeError):
         self.first = first  # as DetachedSecondOrder's
 
 
+class RefusedInPlace(RuntimeError):
+    """A call that changed a tensor in place after the forward (its output, or its inputs and parameters: compute's
+    `mask` and `modify`) raised there or in its backward: autograd's own refusal (a view output of a custom
+    Function, a saved tensor modified) is loud, and allowed; only gradients that come back are judged."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(type(cause).__name__)
+        self.cause = cause
+
+
 def compute(
     model: torch.nn.Module,
     inputs: list[Any],
@@ -154,25 +190,36 @@ def compute(
     wanted: list[str] | None = None,
     spread: tuple[float, float] | None = None,
     holes: bool = False,
-    accumulate: bool = False,
+    accumulate: bool | str = False,
     constant: bool = False,
+    second_layout: str = "dense",
+    mask: int | None = None,
+    in_place: bool = False,
+    modify: int | None = None,
 ) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
-    """The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and
-    the forward's floating outputs. `forward` gives a context for the forward, `backward` one for each backward
-    given the tensors it must leave unchanged, by name (the upstream gradients and the inputs): the worker's op
-    log and poison. `inputs` come from with_grad (leaves, or outputs of ops on leaves). `scale`, `spread`: the
-    upstream gradients' size (upstream()). `again`: first a backward through the same graph from another draw
-    (seed `again`, retain_graph=True, its result dropped), as a second loss through the same layer has it. `second`: the
-    derivative of those gradients instead (create_graph=True, then a vector-Jacobian product from the draw
-    `second` of the gradients named in `wanted`, by default of every one that carries a graph): the gradients are then
-    the first-order ones (as built under create_graph) followed by the second-order ones of the targets and of the
-    upstream gradients; raises DetachedSecondOrder where a wanted gradient carries none, RefusedSecondOrder where
-    the second backward raises (both carry the first-order gradients). `constant`: under `second`, upstream
-    gradients that do not require grad (a gradient penalty on `y.sum()`), not ones that do (a nonlinear loss).
-    `holes`: exact zeros in the upstream gradients (upstream()). `accumulate`: the backward runs while the targets'
-    .grad already hold values (gradient accumulation; accumulated()). Raises what the model raises, and
-    RuntimeError where no floating output carries a gradient (a forward-only kernel, or a fast path that leaves
-    autograd)."""
+    """The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and the
+    forward's floating outputs. `forward` gives a context for the forward, `backward` one for each backward given
+    the tensors it must leave unchanged, by name (the upstream gradients and the inputs): the worker's op log and
+    poison. `inputs` come from with_grad (leaves, or outputs of ops on leaves). `scale`, `spread`: the upstream
+    gradients' size (upstream()). `again`: first a backward through the same graph from another draw (seed `again`,
+    retain_graph=True, its result dropped), as a second loss through the same layer has it. `second`: the derivative
+    of those gradients instead (create_graph=True, then a vector-Jacobian product from the draw `second`, in
+    `second_layout`, of the gradients named in `wanted`, by default of every one that carries a graph): the
+    gradients are then the first-order ones (as built under create_graph) followed by the second-order ones of the
+    targets and of the upstream gradients; raises DetachedSecondOrder where a wanted gradient carries none,
+    RefusedSecondOrder where the second backward raises (both carry the first-order gradients). `constant`: under
+    `second`, upstream gradients that do not require grad (a gradient penalty on `y.sum()`), not ones that do (a
+    nonlinear loss). `holes`: exact zeros in the upstream gradients (upstream()). `accumulate`: the backward runs
+    while the targets' .grad already hold values (gradient accumulation; accumulated()): "grad" through
+    torch.autograd.grad (True too), "backward" as loss.backward() runs it. `mask`: the outputs are multiplied in
+    place by a mask drawn from `mask` (dropout's, scaled) before the backward, under no_grad, where `in_place` (the
+    candidate's side; the reference's gradients are the forward's: autograd does not track the change). `modify`:
+    every floating input and parameter changes in place (a draw from `modify` added under no_grad, as an optimizer
+    step or an in-place residual) between the forward and the backward, and is put back after: where autograd allows
+    it the gradients are those of the forward that ran (the reference's, computed without the change). Under `mask`
+    or `modify`, an exception from the in-place change or the backward is RefusedInPlace. Raises what the model
+    raises, and RuntimeError where no floating output carries a gradient (a forward-only kernel, or a fast path that
+    leaves autograd)."""
     import contextlib
 
     names, tensors = targets(model, inputs)
@@ -194,63 +241,154 @@ def compute(
                 "no output carries a gradient: the forward's results are not connected to autograd (a forward-only "
                 "kernel, or outputs built outside a torch.autograd.Function); this operator is checked for training"
             )
-        held = [(f"input {k}", x) for k, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
-        if again is not None:
-            first = upstream(carried, again, "dense", scale, spread)
-            with observed([(f"upstream gradient {k}", g) for k, g in enumerate(first)] + held):
-                torch.autograd.grad(carried, tensors, first, allow_unused=True, retain_graph=True)
-        grads_out = upstream(carried, seed, layout, scale, spread, holes)
-        if second is not None and not constant:  # a penalty's upstream gradient depends on the outputs (nonlinear)
-            grads_out = [g.detach().requires_grad_(True) for g in grads_out]
-        if accumulate and second is None:
-            return names, accumulated(carried, tensors, grads_out, seed, observed, held), [o.detach() for o in outs]
-        with observed([(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held):
-            grads = list(
-                torch.autograd.grad(carried, tensors, grads_out, allow_unused=True, create_graph=second is not None)
+        loud = mask is not None or modify is not None
+        forwarded = [o.detach().clone() for o in outs] if loud else [o.detach() for o in outs]
+        restore: list[tuple[torch.Tensor, torch.Tensor]] = []
+        try:
+            if mask is not None:
+                carried = masked(carried, mask, in_place)
+            if modify is not None:
+                restore = modified(model, inputs, modify)
+            names, grads = backwards(
+                names,
+                tensors,
+                inputs,
+                carried,
+                seed,
+                observed,
+                layout,
+                scale,
+                again,
+                second,
+                wanted,
+                spread,
+                holes,
+                accumulate,
+                constant,
+                second_layout,
+                forwarded,
             )
-        if second is not None:
+        except (DetachedSecondOrder, RefusedSecondOrder):
+            raise
+        except Exception as exc:
+            if loud:
+                raise RefusedInPlace(exc) from exc
+            raise
+        finally:
+            with torch.no_grad():
+                for t, kept in restore:
+                    t.copy_(kept)
+    return names, grads, forwarded
 
-            def built(first: list[torch.Tensor | None]) -> tuple[list[str], list[Any], list[torch.Tensor]]:
-                """The first-order gradients as built (detached), their names and the outputs: judged when the
-                second order is refused or missing."""
-                return names, [g.detach() if g is not None else None for g in first], [o.detach() for o in outs]
 
-            chosen = [
-                k
-                for k, n in enumerate(names)
-                if (n in wanted if wanted is not None else grads[k] is not None and grads[k].requires_grad)
-            ]
-            loose = [names[k] for k in chosen if grads[k] is None or not grads[k].requires_grad]
-            if loose:
-                raise DetachedSecondOrder(loose, built(grads))
-            if not chosen:
-                return [], [], [o.detach() for o in outs]
-            firsts_all = list(grads)
-            firsts = [grads[k] for k in chosen]
-            cotangents = upstream(firsts, second)
-            # a whole backward, as loss.backward() runs one: every node of the gradients' graph runs (a refusal such
-            # as once_differentiable's sits on a node no target depends on); the targets' .grad are the result
-            watched = tensors + grads_out
-            saved = [t.grad if t.is_leaf else None for t in watched]
-            for t in watched:
-                t.grad = None
-                if not t.is_leaf:
-                    t.retain_grad()
+def masked(carried: list[torch.Tensor], seed: int, in_place: bool) -> list[torch.Tensor]:
+    """compute()'s `mask`: each output times a dropout mask (three quarters kept, scaled by 4/3), in place under
+    no_grad (autograd does not track it, so nothing but the candidate's own code runs in the backward: the
+    gradients are the forward's, and a backward reading its saved output must see the change); the reference's
+    side (not `in_place`) leaves the outputs as they are."""
+    if not in_place:
+        return carried
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for o in carried:
+            keep = torch.rand(o.shape, generator=generator, dtype=torch.float64) < 0.75
+            o.mul_((keep.double() / 0.75).to(o.dtype).to(o.device))
+    return carried
+
+
+def modified(model: torch.nn.Module, inputs: list[Any], seed: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """compute()'s `modify`: every floating input and parameter changed in place under no_grad (a normal draw
+    added); returns each with a copy of its values before, to put back."""
+    generator = torch.Generator().manual_seed(seed)
+    chosen = [x for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    chosen += [p for p in model.parameters() if p.is_floating_point()]
+    kept = []
+    with torch.no_grad():
+        for t in chosen:
+            kept.append((t, t.detach().clone()))
+            t.add_(torch.randn(t.shape, generator=generator, dtype=torch.float64).to(t.dtype).to(t.device))
+    return kept
+
+
+def backwards(
+    names: list[str],
+    tensors: list[torch.Tensor],
+    inputs: list[Any],
+    carried: list[torch.Tensor],
+    seed: int,
+    observed: Callable[[list[tuple[str, torch.Tensor]]], Any],
+    layout: str,
+    scale: float,
+    again: int | None,
+    second: int | None,
+    wanted: list[str] | None,
+    spread: tuple[float, float] | None,
+    holes: bool,
+    accumulate: bool | str,
+    constant: bool,
+    second_layout: str,
+    outs: list[torch.Tensor],
+) -> tuple[list[str], list[torch.Tensor | None]]:
+    """compute()'s backward half, from the outputs that carry a gradient: the names and the gradients."""
+    held = [(f"input {k}", x) for k, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
+    if again is not None:
+        first = upstream(carried, again, "dense", scale, spread)
+        with observed([(f"upstream gradient {k}", g) for k, g in enumerate(first)] + held):
+            torch.autograd.grad(carried, tensors, first, allow_unused=True, retain_graph=True)
+    grads_out = upstream(carried, seed, layout, scale, spread, holes)
+    if second is not None and not constant:  # a penalty's upstream gradient depends on the outputs (nonlinear)
+        grads_out = [g.detach().requires_grad_(True) for g in grads_out]
+    if accumulate and second is None:
+        how = "backward" if accumulate == "backward" else "grad"
+        return names, accumulated(carried, tensors, grads_out, seed, observed, held, how, scale, names)
+    with observed([(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held):
+        grads = list(
+            torch.autograd.grad(carried, tensors, grads_out, allow_unused=True, create_graph=second is not None)
+        )
+    if second is None:
+        return names, grads
+
+    def built(first: list[torch.Tensor | None]) -> tuple[list[str], list[Any], list[torch.Tensor]]:
+        """The first-order gradients as built (detached), their names and the outputs: judged when the second
+        order is refused or missing."""
+        return names, [g.detach() if g is not None else None for g in first], outs
+
+    chosen = [
+        k
+        for k, n in enumerate(names)
+        if (n in wanted if wanted is not None else grads[k] is not None and grads[k].requires_grad)
+    ]
+    loose = [names[k] for k in chosen if grads[k] is None or not grads[k].requires_grad]
+    if loose:
+        raise DetachedSecondOrder(loose, built(grads))
+    if not chosen:
+        return [], []
+    firsts_all = list(grads)
+    firsts = [grads[k] for k in chosen]
+    cotangents = upstream(firsts, second, second_layout)
+    # a whole backward, as loss.backward() runs one: every node of the gradients' graph runs (a refusal such as
+    # once_differentiable's sits on a node no target depends on); the targets' .grad are the result
+    watched = tensors + grads_out
+    saved = [t.grad if t.is_leaf else None for t in watched]
+    for t in watched:
+        t.grad = None
+        if not t.is_leaf:
+            t.retain_grad()
+    try:
+        with observed([(f"cotangent {k}", c) for k, c in enumerate(cotangents)] + held):
             try:
-                with observed([(f"cotangent {k}", c) for k, c in enumerate(cotangents)] + held):
-                    try:
-                        torch.autograd.backward(firsts, cotangents)
-                    except Exception as exc:  # refused where it is reached (once_differentiable's lazy error)
-                        raise RefusedSecondOrder(exc, built(firsts_all)) from exc
-                grads = [t.grad for t in watched]
-            finally:
-                for t, g in zip(watched, saved, strict=True):
-                    t.grad = g
-            # the first-order gradients built under create_graph are judged too (a gradient penalty reads them)
-            grads = [g.detach() if g is not None else None for g in firsts_all] + grads
-            names = names + [f"{n} (second order)" for n in names]
-            names += [f"upstream gradient {k} (second order)" for k in range(len(grads_out))]
-    return names, grads, [o.detach() for o in outs]
+                torch.autograd.backward(firsts, cotangents)
+            except Exception as exc:  # refused where it is reached (once_differentiable's lazy error)
+                raise RefusedSecondOrder(exc, built(firsts_all)) from exc
+        grads = [t.grad for t in watched]
+    finally:
+        for t, g in zip(watched, saved, strict=True):
+            t.grad = g
+    # the first-order gradients built under create_graph are judged too (a gradient penalty reads them)
+    grads = [g.detach() if g is not None else None for g in firsts_all] + grads
+    names = names + [f"{n} (second order)" for n in names]
+    names += [f"upstream gradient {k} (second order)" for k in range(len(grads_out))]
+    return names, grads
 
 
 def accumulated(
@@ -260,28 +398,45 @@ def accumulated(
     seed: int,
     observed: Callable[[list[tuple[str, torch.Tensor]]], Any],
     held: list[tuple[str, torch.Tensor]],
+    how: str = "grad",
+    scale: float = 1.0,
+    names: list[str] | None = None,
 ) -> list[torch.Tensor | None]:
     """compute()'s `accumulate`: the backward runs while every leaf target's .grad holds values (drawn from `seed`
-    + 1), as under gradient accumulation; each gradient is what loss.backward() would add to .grad: the one
-    returned plus whatever the backward itself wrote into .grad (in fp64). torch.autograd.grad, so that autograd's
-    own accumulation (an add_ outside the candidate's code) stays out of the op log; the .grad put back as they
-    were. A target that is not a leaf (a view of one) has no .grad of its own: its gradient is the one returned."""
+    + 1, of the upstream gradients' size), as under gradient accumulation, each path as torch defines it. "grad":
+    torch.autograd.grad, which returns the whole gradient and leaves .grad as it was: the gradients are the ones
+    returned, and the .grad are among the tensors the backward must leave unchanged (a kernel adding into .grad
+    there double counts at the next step). "backward": what loss.backward() adds to .grad: the gradient returned
+    plus whatever the backward itself wrote into .grad (in fp64); run through torch.autograd.grad too, so that
+    autograd's own accumulation (an add_ outside the candidate's code) stays out of the op log. The .grad put back
+    as they were after. A target that is not a leaf (a view of one) has no .grad of its own: its gradient is the
+    one returned."""
     leaves = [t for t in tensors if t.is_leaf]
     saved = [t.grad for t in leaves]
-    before = dict(zip(map(id, leaves), upstream(leaves, seed + 1), strict=True))
+    before = dict(zip(map(id, leaves), upstream(leaves, seed + 1, scale=scale), strict=True))
+    placed: dict[int, torch.Tensor] = {}
+    called = names or [f"target {k}" for k in range(len(tensors))]
     try:
         for t in leaves:
-            t.grad = before[id(t)].clone()
-        with observed([(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held):
+            t.grad = placed.setdefault(id(t), before[id(t)].clone())
+        kept = [(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held
+        if how == "grad":
+            kept += [(f"the .grad of {called[k]}", placed[id(t)]) for k, t in enumerate(tensors) if id(t) in placed]
+        with observed(kept):
             got = torch.autograd.grad(carried, tensors, grads_out, allow_unused=True)
         found: list[torch.Tensor | None] = []
-        for g, t in zip(got, tensors, strict=True):
+        for k, (g, t) in enumerate(zip(got, tensors, strict=True)):
             if id(t) not in before:
                 found.append(g)
                 continue
             now, b = t.grad, before[id(t)]
             if now is not None and type(now) is not torch.Tensor:
                 raise TypeError(f"the backward replaced a .grad with a {type(now).__name__}")
+            if how == "grad":
+                if now is not placed[id(t)]:
+                    raise RuntimeError(f"the backward replaced the .grad of {called[k]} under torch.autograd.grad")
+                found.append(g)
+                continue
             written = (now.detach().double() if now is not None else 0.0) - b.double()
             if g is None and now is not None and bool((written == 0).all()):
                 found.append(None)

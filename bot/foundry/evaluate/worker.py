@@ -608,8 +608,12 @@ def gradient_check(
                 setup.get("wanted"),
                 tuple(setup["spread"]) if setup.get("spread") else None,
                 holes=bool(setup.get("holes")),
-                accumulate=bool(setup.get("accumulate")),
+                accumulate=setup.get("accumulate") or False,
                 constant=bool(setup.get("constant")),
+                second_layout=str(setup.get("second_layout") or "dense"),
+                mask=setup.get("mask"),
+                in_place=True,  # the reference's gradients are those of the same mask out of place
+                modify=setup.get("modify"),
             )
         except gradients.DetachedSecondOrder as exc:  # judged by the evaluator: a silent zero second derivative
             detached = list(exc.names)
@@ -617,6 +621,9 @@ def gradient_check(
         except gradients.RefusedSecondOrder as exc:  # refused loudly, where the second backward reached it
             refused = f"{type(exc.cause).__name__}: {exc.cause}"[:300]
             names, grads, outputs = exc.first  # the first-order gradients built before it: judged
+        except gradients.RefusedInPlace as exc:  # autograd's refusal of a change in place: loud, judged as such
+            refused = f"{type(exc.cause).__name__}: {exc.cause}"[:300]
+            names, grads, outputs = [], [], []
         except BaseException as exc:  # noqa: B036 - whatever the candidate raises is the verdict's
             forwarded = any(r.get("label") == "gradient forward" and "ops" in r for r in records)
             if second is not None and forwarded and isinstance(exc, Exception):  # double backward refused, loudly
