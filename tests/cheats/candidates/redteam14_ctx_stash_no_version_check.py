@@ -1,0 +1,93 @@
+# cheat: the tensors the backward reads are kept as ctx attributes (ctx.x2 = x2) instead of
+#        ctx.save_for_backward, a common LLM and tutorial pattern. Values are the same, but autograd's saved-tensor
+#        version check is gone: when the caller modifies the layer's input in place after the forward (an in-place
+#        residual stream x += layer(x), x.mul_(mask), an optimizer step on a tied input between forward and
+#        backward), the reference raises "one of the variables needed for gradient computation has been modified
+#        by an inplace operation", while this kernel silently computes dweight from the modified x. The checker
+#        never modifies an input (or a parameter) in place between a gradient call's forward and its backward, so a
+#        backward that bypasses the version counter is indistinguishable from one that keeps it.
+#        closed: a call changes every input and parameter in place between forward and backward; a refusal is
+#        allowed (autograd's saved-tensor check), gradients that come back must be those of the forward that ran.
+# operator: affine_train
+# expect: mismatch rule=gradient
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _affine_fwd(x_ptr, w_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * n + cols, mask=mask)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * n + cols, x * w + b, mask=mask)
+
+
+@triton.jit
+def _affine_bwd_x(dy_ptr, w_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    dy = tl.load(dy_ptr + row * n + cols, mask=mask)
+    tl.store(dx_ptr + row * n + cols, dy * tl.load(w_ptr + cols, mask=mask), mask=mask)
+
+
+@triton.jit
+def _affine_bwd_params(dy_ptr, x_ptr, dw_ptr, db_ptr, rows, n, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n
+    dw = tl.zeros((BLOCK,), dtype=tl.float32)
+    db = tl.zeros((BLOCK,), dtype=tl.float32)
+    for r in range(0, rows):
+        dy = tl.load(dy_ptr + r * n + cols, mask=mask, other=0.0)
+        dw += dy * tl.load(x_ptr + r * n + cols, mask=mask, other=0.0)
+        db += dy
+    tl.store(dw_ptr + cols, dw, mask=mask)
+    tl.store(db_ptr + cols, db, mask=mask)
+
+
+class AffineFunction(torch.autograd.Function):
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+    def forward(ctx, x, weight, bias):
+        x2 = x.reshape(-1, x.shape[-1]).contiguous()
+        y = torch.empty_like(x2)
+        n = x2.shape[1]
+        _affine_fwd[(x2.shape[0],)](x2, weight, bias, y, n, BLOCK=triton.next_power_of_2(n))
+        ctx.x2, ctx.weight = x2, weight  # kept on ctx (no save_for_backward bookkeeping)
+        return y.view(x.shape)
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type="cuda")
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy):
+        x2, weight = ctx.x2, ctx.weight
+        dy2 = dy.reshape(x2.shape).contiguous()
+        rows, n = x2.shape
+        dx = dw = db = None
+        if ctx.needs_input_grad[0]:
+            dx = torch.empty_like(x2)
+            _affine_bwd_x[(rows,)](dy2, weight, dx, n, BLOCK=triton.next_power_of_2(n))
+            dx = dx.view(dy.shape)
+        if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+            dw = torch.empty_like(weight)
+            db = torch.empty_like(weight)
+            block = min(triton.next_power_of_2(n), 256)
+            _affine_bwd_params[(triton.cdiv(n, block),)](dy2, x2, dw, db, rows, n, BLOCK=block)
+            dw = dw if ctx.needs_input_grad[1] else None
+            db = db if ctx.needs_input_grad[2] else None
+        return dx, dw, db
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(features))
+        self.bias = nn.Parameter(torch.empty(features))
+
+    def forward(self, x):
+        return AffineFunction.apply(x, self.weight, self.bias)

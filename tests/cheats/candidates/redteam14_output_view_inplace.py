@@ -1,0 +1,98 @@
+# cheat: none in the arithmetic: every gradient is right. The forward returns `y.view(x.shape)`, a view of a tensor
+#        made inside the autograd.Function (the reshape-in, view-out pattern of nearly every row kernel, and of the
+#        project's own honest controls redteam9_ok_needs_input_grad_cast / redteam9_ok_liger_style_affine). Autograd
+#        forbids in-place ops on such an output ("Output 0 of AffineFunction is a view and is being modified
+#        inplace ... This behavior is forbidden"), so the layer breaks the most common thing done to a layer's
+#        output in training: nn.ReLU(inplace=True) / F.relu_(y) / y.add_(residual) / y.mul_(mask) right after it.
+#        The reference's output (x * w + b) is a plain tensor and takes any in-place op. The checker never
+#        modifies a forward's output in place before the backward (gradients.compute hands outputs straight to
+#        torch.autograd.grad), so it cannot see that the kernel is unusable there.
+# operator: affine_train
+# expect: runtime_error rule=raised
+# uncaught: the in-place-output call (a dropout mask applied in place, under no_grad, before the backward) accepts a loud refusal: the
+#           view-output pattern is shared by the honest controls redteam9_ok_liger_style_affine,
+#           redteam9_ok_needs_input_grad_cast, train_ok_affine, redteam8_ok_* and redteam11_ok_setup_context, and
+#           the template writer's kernels that save their output (sigmoid_affine) refuse it through the version
+#           check where the reference does not; demanding success would reject them. Gradients that come back
+#           after the in-place change are judged (a stale saved output is rejected).
+import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _affine_fwd(x_ptr, w_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * n + cols, mask=mask)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * n + cols, x * w + b, mask=mask)
+
+
+@triton.jit
+def _affine_bwd_x(dy_ptr, w_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    dy = tl.load(dy_ptr + row * n + cols, mask=mask)
+    tl.store(dx_ptr + row * n + cols, dy * tl.load(w_ptr + cols, mask=mask), mask=mask)
+
+
+@triton.jit
+def _affine_bwd_params(dy_ptr, x_ptr, dw_ptr, db_ptr, rows, n, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n
+    dw = tl.zeros((BLOCK,), dtype=tl.float32)
+    db = tl.zeros((BLOCK,), dtype=tl.float32)
+    for r in range(0, rows):
+        dy = tl.load(dy_ptr + r * n + cols, mask=mask, other=0.0)
+        dw += dy * tl.load(x_ptr + r * n + cols, mask=mask, other=0.0)
+        db += dy
+    tl.store(dw_ptr + cols, dw, mask=mask)
+    tl.store(db_ptr + cols, db, mask=mask)
+
+
+class AffineFunction(torch.autograd.Function):
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+    def forward(ctx, x, weight, bias):
+        x2 = x.reshape(-1, x.shape[-1]).contiguous()
+        y = torch.empty_like(x2)
+        n = x2.shape[1]
+        _affine_fwd[(x2.shape[0],)](x2, weight, bias, y, n, BLOCK=triton.next_power_of_2(n))
+        ctx.save_for_backward(x2, weight)
+        return y.view(x.shape)
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type="cuda")
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy):
+        x2, weight = ctx.saved_tensors
+        dy2 = dy.reshape(x2.shape).contiguous()
+        rows, n = x2.shape
+        dx = dw = db = None
+        if ctx.needs_input_grad[0]:
+            dx = torch.empty_like(x2)
+            _affine_bwd_x[(rows,)](dy2, weight, dx, n, BLOCK=triton.next_power_of_2(n))
+            dx = dx.view(dy.shape)
+        if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+            dw = torch.empty_like(weight)
+            db = torch.empty_like(weight)
+            block = min(triton.next_power_of_2(n), 256)
+            _affine_bwd_params[(triton.cdiv(n, block),)](dy2, x2, dw, db, rows, n, BLOCK=block)
+            dw = dw if ctx.needs_input_grad[1] else None
+            db = db if ctx.needs_input_grad[2] else None
+        return dx, dw, db
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(features))
+        self.bias = nn.Parameter(torch.empty(features))
+
+    def forward(self, x):
+        return AffineFunction.apply(x, self.weight, self.bias)
