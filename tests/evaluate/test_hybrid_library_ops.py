@@ -172,4 +172,5 @@ def test_a_matmul_by_library_convolution_is_rejected_under_hybrid(tmp_path):
         verdict = evaluator.evaluate(Candidate(id="mm-by-conv", source=MATMUL_BY_CONVOLUTION))
     assert not verdict.verified
     assert verdict.failure.kind is FailureKind.RUNTIME_GUARD
-    assert verdict.failure.rule == "non_triton_compute" and "aten.convolution" in verdict.failure.message
+    # aten.convolution, or aten.conv1d where the first call that meets it runs under inference_mode (whole there)
+    assert verdict.failure.rule == "non_triton_compute" and "aten.conv" in verdict.failure.message
