@@ -80,6 +80,8 @@ IGNORED_LABEL = -100  # the default ignore_index of torch's classification losse
 SLACK_ULPS = 32.0
 # ... and at least NOISE_FACTOR times the reference's own distance from fp64 (reference_noise).
 NOISE_FACTOR = 4.0
+# The rounding unit of a precision class's arithmetic where it is coarser than its outputs' dtype (epsilon)
+PRECISION_EPS = {"tf32": 2.0**-10, "fp16": 2.0**-10, "bf16": 2.0**-7}
 # Ops whose NaN handling differs between torch and Triton (torch's relu/max/clamp keep a NaN, Triton's
 # tl.maximum/minimum drop it on a GPU): an operator whose reference runs one gets no NaN/+inf trial, since an
 # honest kernel's finite answer there cannot be told from a laundered one.
@@ -1048,6 +1050,12 @@ class CandidateEvaluator:
             ]
         return tolerances
 
+    def epsilon(self, dtype: torch.dtype) -> float:
+        """The rounding unit of a computation in the operator's precision class producing `dtype`: the dtype's
+        epsilon, or the class's where it computes coarser (a tf32 class multiplies 10-bit mantissas in fp32 outputs,
+        as the GPU does and the interpreter emulates)."""
+        return max(torch.finfo(dtype).eps, PRECISION_EPS.get(self.operator.spec.precision, 0.0))
+
     def rounding_slack(
         self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]
     ) -> tuple[list[torch.Tensor | None], list[torch.Tensor | None]]:
@@ -1067,7 +1075,7 @@ class CandidateEvaluator:
 
         def slack(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
             magnitude = torch.maximum(o.detach().abs(), r.detach().abs()).nan_to_num(0.0, 0.0, 0.0)
-            return (SLACK_ULPS * torch.finfo(r.dtype).eps * magnitude).to(r.dtype)
+            return (SLACK_ULPS * self.epsilon(r.dtype) * magnitude).to(r.dtype)
 
         slacks = per_output(refs, out, slack)
         # Signed weights cancel too (a linear layer on |x| still sums positive and negative products): the terms'
@@ -1102,7 +1110,7 @@ class CandidateEvaluator:
                 return slacks, significants
             for k, r in enumerate(refs):
                 if r.is_floating_point() and r.numel() < widest:
-                    floor = torch.full_like(r, SLACK_ULPS * torch.finfo(r.dtype).eps * recorder.largest)
+                    floor = torch.full_like(r, SLACK_ULPS * self.epsilon(r.dtype) * recorder.largest)
                     slacks[k] = floor if slacks[k] is None else torch.maximum(slacks[k], floor)
         return slacks, significants
 

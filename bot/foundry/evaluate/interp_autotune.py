@@ -14,7 +14,8 @@ two things:
 
 keep_kernel_globals() also keeps the interpreter from adding its own module's globals to the candidate's.
 
-Imports only stdlib and triton (it runs inside the untrusted child)."""
+Imports only stdlib, triton and (for TF32 rounding) numpy, which the interpreter runs on (it runs inside the
+untrusted child)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def install() -> bool:
     from foundry.evaluate import interp_libdevice
 
     interp_libdevice.install()
+    emulate_tf32()
     from triton.runtime.autotuner import Autotuner
 
     global PATCHED
@@ -58,6 +60,41 @@ def install() -> bool:
         return False
     Autotuner.do_bench = property(lambda tuner: functools.partial(bench_once, tuner))
     PATCHED = Autotuner.run = in_turn(Autotuner.run)
+    return True
+
+
+def tf32(data: Any) -> Any:
+    """fp32 values rounded to TF32 (10 explicit mantissa bits, to nearest), infinities and NaN as they are."""
+    import numpy as np
+
+    bits = data.astype(np.float32).view(np.uint32)
+    special = (bits & 0x7F800000) == 0x7F800000
+    rounded = ((bits.astype(np.uint64) + 0x1000) & 0xFFFFE000).astype(np.uint32)
+    return np.where(special, bits, rounded).view(np.float32)
+
+
+def emulate_tf32() -> bool:
+    """Under the interpreter, tl.dot of fp32 operands at input_precision "tf32" (Triton's default on NVIDIA GPUs)
+    multiplies their TF32 roundings, as the GPU's tensor cores do; the interpreter's own dot is full fp32 whatever
+    the precision says, so a plain tl.dot in an fp32 operator passed on the CPU and failed on the GPU. "tf32x3" and
+    "ieee" stay full fp32; a split done by hand (three TF32 dots of high and low parts) keeps its fp32 accuracy."""
+    if not interpreting():
+        return False
+    from triton._C.libtriton import ir
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    original = vars(builder).get("create_dot")
+    if original is None or getattr(original, "__name__", "") == "create_dot_tf32":
+        return original is not None
+
+    def create_dot_tf32(self: Any, a: Any, b: Any, d: Any, input_precision: Any, max_num_imprecise_acc: Any) -> Any:
+        if input_precision == ir.INPUT_PRECISION.TF32 and a.data.dtype.name == "float32" == b.data.dtype.name:
+            a = interpreter.TensorHandle(tf32(a.data), a.dtype)
+            b = interpreter.TensorHandle(tf32(b.data), b.dtype)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    builder.create_dot = create_dot_tf32
     return True
 
 
