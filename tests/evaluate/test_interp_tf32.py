@@ -38,9 +38,10 @@ def test_the_default_dot_is_tf32_and_the_precise_ones_are_not():
     plain, ieee, x3 = (torch.empty(16, 16) for _ in range(3))
     _dots[(1,)](a, b, plain, ieee, x3)
     exact = a.double() @ b.double()
-    rounded = torch.from_numpy(interp_autotune.tf32(a.numpy())).double() @ torch.from_numpy(
-        interp_autotune.tf32(b.numpy())
-    ).double()
+    rounded = (
+        torch.from_numpy(interp_autotune.tf32(a.numpy())).double()
+        @ torch.from_numpy(interp_autotune.tf32(b.numpy())).double()
+    )
     assert torch.allclose(plain.double(), rounded, atol=1e-5)
     assert float((plain.double() - exact).abs().max()) > 1e-3  # TF32's error, far past fp32's
     assert float((ieee.double() - exact).abs().max()) < 1e-5
