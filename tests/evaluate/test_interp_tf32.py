@@ -46,3 +46,25 @@ def test_the_default_dot_is_tf32_and_the_precise_ones_are_not():
     assert float((plain.double() - exact).abs().max()) > 1e-3  # TF32's error, far past fp32's
     assert float((ieee.double() - exact).abs().max()) < 1e-5
     assert float((x3.double() - exact).abs().max()) < 1e-5
+
+
+@triton.jit
+def _last_sums(x_ptr, part_ptr, out_ptr, S: tl.constexpr):
+    # each program writes its partial; the last one by index sums them (no atomics: right only in grid order)
+    s = tl.program_id(0)
+    tl.store(part_ptr + s, tl.load(x_ptr + s) * 1.0)
+    if s == S - 1:
+        total = tl.sum(tl.load(part_ptr + tl.arange(0, S)), axis=0)
+        tl.store(out_ptr, total)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the interpreter's program order (a GPU has its own)")
+def test_programs_run_in_a_random_order():
+    assert interp_autotune.shuffle_programs()
+    x = torch.arange(1.0, 17.0)
+    sums = set()
+    for _ in range(8):
+        part, out = torch.full((16,), float("nan")), torch.empty(1)
+        _last_sums[(16,)](x, part, out, S=16)
+        sums.add(float(out))
+    assert len(sums) > 1 or not any(s == 136.0 for s in sums)  # not always the in-order answer (136)

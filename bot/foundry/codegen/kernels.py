@@ -740,7 +740,9 @@ class RowEmitter(SegmentEmitter):
             v = self.var(self.nodes[m].args[0])
             return [
                 f"{m}_new = tl.maximum({m}, tl.max(tl.where(mask, {v}, -float('inf')), axis=1, keep_dims=True))",
-                f"{r}_run = {r}_run * tl.exp({m} - {m}_new) + tl.sum(tl.where(mask, tl.exp({v} - {m}_new), 0.0), "
+                # 0 for a max still -inf (every value so far -inf): exp(-inf - -inf) would be NaN
+                f"{m}_safe = tl.where({m}_new == -float('inf'), 0.0, {m}_new)",
+                f"{r}_run = {r}_run * tl.exp({m} - {m}_safe) + tl.sum(tl.where(mask, tl.exp({v} - {m}_safe), 0.0), "
                 f"axis=1, keep_dims=True)",
                 f"{m} = {m}_new",
             ]

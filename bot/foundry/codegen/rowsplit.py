@@ -237,7 +237,7 @@ class RowSplit:
                     f"{m}_part = tl.load(part + {i}, mask=part_mask, other=-float('inf'){mod})",
                     f"{r}_prun = tl.load(part + {i + 1}, mask=part_mask, other=0.0{mod})",
                     f"{m} = tl.max({m}_part, {red})",
-                    f"{r} = tl.sum({r}_prun * tl.exp({m}_part - {m}), {red})",
+                    f"{r} = tl.sum(tl.where({m}_part == -float('inf'), 0.0, {r}_prun * tl.exp({m}_part - {m})), {red})",
                 ]
             else:
                 op = self.nodes[r].op
@@ -308,7 +308,8 @@ class RowSplit:
             v = em.var(self.nodes[m].args[0])
             return [
                 f"{m} = tl.max(tl.where(mask, {v}, -float('inf')), axis=1, keep_dims=True)",
-                f"{r}_run = tl.sum(tl.where(mask, tl.exp({v} - {m}), 0.0), axis=1, keep_dims=True)",
+                f"{m}_safe = tl.where({m} == -float('inf'), 0.0, {m})  # a chunk of -inf only: 0, not NaN",
+                f"{r}_run = tl.sum(tl.where(mask, tl.exp({v} - {m}_safe), 0.0), axis=1, keep_dims=True)",
             ]
         return [f"{r}_acc = tl.where(mask, {src}, {IDENTITY[node.op]})"]  # acc_final reduces it
 
@@ -392,7 +393,8 @@ class RowSplit:
                 ]
                 merge += [
                     f"{m}_new = tl.maximum({m}, {m}_c)",
-                    f"{r}_run = {r}_run * tl.exp({m} - {m}_new) + {r}_run_c * tl.exp({m}_c - {m}_new)",
+                    f"{m}_safe = tl.where({m}_new == -float('inf'), 0.0, {m}_new)",
+                    f"{r}_run = {r}_run * tl.exp({m} - {m}_safe) + {r}_run_c * tl.exp({m}_c - {m}_safe)",
                     f"{m} = {m}_new",
                 ]
             else:

@@ -50,6 +50,7 @@ def install() -> bool:
 
     interp_libdevice.install()
     emulate_tf32()
+    shuffle_programs()
     from triton.runtime.autotuner import Autotuner
 
     global PATCHED
@@ -95,6 +96,49 @@ def emulate_tf32() -> bool:
         return original(self, a, b, d, input_precision, max_num_imprecise_acc)
 
     builder.create_dot = create_dot_tf32
+    return True
+
+
+# The order the programs of the launch in progress run in (a permutation of their flat indices), per builder
+ORDERS: dict[int, list[int]] = {}
+
+
+def shuffle_programs() -> bool:
+    """Under the interpreter, run each launch's programs in a fresh random order rather than in grid order: on a GPU
+    programs run in any order and at once, and a kernel whose programs talk through global memory without atomics
+    (the last program of a row summing the others' partials) is right only when they happen to run in order."""
+    if not interpreting():
+        return False
+    import random
+    import secrets
+
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    set_dim, set_idx = vars(builder).get("set_grid_dim"), vars(builder).get("set_grid_idx")
+    if set_dim is None or set_idx is None:
+        return False
+    if getattr(set_idx, "__name__", "") == "set_grid_idx_shuffled":
+        return True
+
+    def set_grid_dim_shuffled(self: Any, nx: int, ny: int, nz: int) -> None:
+        set_dim(self, nx, ny, nz)
+        order = list(range(nx * ny * nz))
+        random.Random(secrets.randbits(64)).shuffle(order)
+        ORDERS[id(self)] = order
+
+    def set_grid_idx_shuffled(self: Any, x: int, y: int, z: int) -> None:
+        _, ny, nz = self.grid_dim
+        order = ORDERS.get(id(self))
+        flat = (x * ny + y) * nz + z
+        if order is None or flat >= len(order):
+            set_idx(self, x, y, z)
+            return
+        at = order[flat]
+        set_idx(self, at // (ny * nz), (at // nz) % ny, at % nz)
+
+    builder.set_grid_dim = set_grid_dim_shuffled
+    builder.set_grid_idx = set_grid_idx_shuffled
     return True
 
 
