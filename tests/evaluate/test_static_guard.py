@@ -11,6 +11,8 @@ import torch
 from foundry.evaluate.static_guard import RULES, StaticGuard, build_allowlist, resolve_path
 from foundry.rules.loader import load_rules
 
+pytestmark = pytest.mark.usefixtures("libdevice_as_shipped")
+
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "cheats"
 

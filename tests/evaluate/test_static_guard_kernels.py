@@ -12,6 +12,8 @@ import pytest
 from foundry.evaluate.static_guard import StaticGuard
 from foundry.rules.loader import load_rules
 
+pytestmark = pytest.mark.usefixtures("libdevice_as_shipped")
+
 HEADER = """
 import math
 

@@ -1,0 +1,26 @@
+"""Fixtures of the evaluate tests. Tests that install the interpreter's libdevice (interp_libdevice.install, also
+through interp_autotune.install) replace libdevice's functions for the rest of their process, as the worker does
+in its own; the static guard runs in the parent, where they are Triton's own: `libdevice_as_shipped` puts those
+back for a module's tests (an xdist worker may have run an installing test first)."""
+
+from __future__ import annotations
+
+import pytest
+from triton.language.extra import libdevice as _stub
+from triton.language.extra.cuda import libdevice as _cuda
+
+SHIPPED = {module: dict(vars(module)) for module in (_stub, _cuda)}  # before any test installs the patch
+
+
+@pytest.fixture(scope="module")
+def libdevice_as_shipped():
+    current = {module: dict(vars(module)) for module in SHIPPED}
+    for module, members in SHIPPED.items():
+        for name, value in members.items():
+            if not name.startswith("__"):
+                setattr(module, name, value)
+    yield
+    for module, members in current.items():
+        for name, value in members.items():
+            if not name.startswith("__"):
+                setattr(module, name, value)
