@@ -24,3 +24,17 @@ def libdevice_as_shipped():
         for name, value in members.items():
             if not name.startswith("__"):
                 setattr(module, name, value)
+
+
+@pytest.fixture(autouse=True)
+def interpreter_as_shipped():
+    """The interpreter's dot and program order as Triton ships them after each test: interp_autotune.install (TF32
+    dots, programs in a random order) patches them for the rest of a process, as the worker wants in its own."""
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    names = ("create_dot", "set_grid_dim", "set_grid_idx")
+    saved = {name: vars(builder)[name] for name in names if name in vars(builder)}
+    yield
+    for name, value in saved.items():
+        setattr(builder, name, value)
