@@ -1179,6 +1179,11 @@ class ColEmitter(SegmentEmitter):
             if op in ("sum", "max", "min"):
                 fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[op]
                 body.append(f"{r} = {fn}({r}_acc, axis=0, keep_dims=True)")
+        # the epilogue and the reduced outputs' stores: after the loop, or in the merge kernel when split
+        tail = [self.statement(n) for n in epilogue] + [
+            f"tl.store({o}_ptr + outer.to(tl.int64) * INNER + inner, {self.store_value(o)}, mask=inner_mask)"
+            for o in red_outs
+        ]
         if split > 1:
             at = "(outer.to(tl.int64) * S + chunk) * INNER + inner"
             body += [f"tl.store({r}_part_ptr + {at}, {r}, mask=inner_mask)" for r in reductions]
@@ -1199,20 +1204,10 @@ class ColEmitter(SegmentEmitter):
                     merge.append(f"{r} += {part}")
                 else:
                     merge.append(f"{r} = {'tl.maximum' if op == 'max' else 'tl.minimum'}({r}, {part})")
-            cbody += ["for s in range(0, S):", *indent(merge, 4)]
-            cbody += [self.statement(n) for n in epilogue]
-            cbody += [
-                f"tl.store({o}_ptr + outer.to(tl.int64) * INNER + inner, {self.store_value(o)}, mask=inner_mask)"
-                for o in red_outs
-            ]
+            cbody += ["for s in range(0, S):", *indent(merge, 4), *tail]
             kernel += ["", "", "@triton.jit", f"def {comb_name}({', '.join(cparams)}):", *indent(cbody, 4)]
         else:
-            for n in epilogue:
-                body.append(self.statement(n))
-            for o in red_outs:
-                body.append(
-                    f"tl.store({o}_ptr + outer.to(tl.int64) * INNER + inner, {self.store_value(o)}, mask=inner_mask)"
-                )
+            body += tail
             kernel = ["@triton.jit", f"def {name}({', '.join(params)}):", *indent(body, 4)]
 
         base_t = next(t for t in self.tensors if self.nodes[t].shape == self.seg.base)
