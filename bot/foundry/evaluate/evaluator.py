@@ -82,6 +82,11 @@ SLACK_ULPS = 32.0
 NOISE_FACTOR = 4.0
 # The rounding unit of a precision class's arithmetic where it is coarser than its outputs' dtype (epsilon)
 PRECISION_EPS = {"tf32": 2.0**-10, "fp16": 2.0**-10, "bf16": 2.0**-7}
+# Under such a class every trial's element may also differ by CLASS_SLACK_ULPS of its epsilon times the sizes of
+# the terms it sums: rounding each operand to the class's mantissa moves a product by at most one epsilon of it,
+# so an honest sum of K products (a TF32 tl.dot) stays within this bound, while near-zero results of large
+# cancelling sums lie far outside atol + rtol * |ref| (a 512-long TF32 dot's rounding is about 1e-2).
+CLASS_SLACK_ULPS = 2.0
 # Ops whose NaN handling differs between torch and Triton (torch's relu/max/clamp keep a NaN, Triton's
 # tl.maximum/minimum drop it on a GPU): an operator whose reference runs one gets no NaN/+inf trial, since an
 # honest kernel's finite answer there cannot be told from a laundered one.
@@ -195,6 +200,9 @@ class Prepared:
     described: list[list[dict[str, Any]]] = field(default_factory=list)  # job.json's "inputs": shapes only
     notes: list[str] = field(default_factory=list)  # per trial, how its inputs were made ("" for plain ones)
     tolerances: dict[int, list[Tolerance]] = field(default_factory=dict)  # trials judged with their own
+    # per trial judged with the operator's tolerance, each output's rounding slack under a class coarser than
+    # its dtype (CLASS_SLACK_ULPS)
+    class_slacks: dict[int, list[torch.Tensor | None]] = field(default_factory=dict)
     reweighted: bool = False  # the last trial runs after the parameters are changed in place
     modes: dict[str, bool] = field(default_factory=dict)  # use_modes: train mode, inputs that require grad
     work: list[dict[str, int]] = field(default_factory=list)  # per trial, the reference's work per op (op_work)
@@ -372,6 +380,17 @@ def per_output(
         usable = isinstance(o, torch.Tensor) and r.is_floating_point() and o.shape == r.shape
         found.append(fn(o, r) if usable else None)
     return found
+
+
+def with_slacks(tolerances: list[Tolerance], slacks: list[torch.Tensor | None]) -> list[Tolerance]:
+    """Each output's tolerance with a per-element slack added (the larger where it has one already)."""
+    judged = []
+    for k, tol in enumerate(tolerances):
+        extra = slacks[k] if k < len(slacks) else None
+        if extra is not None and tol.slack is not None and tol.slack.shape == extra.shape:
+            extra = torch.maximum(tol.slack.to(extra.device), extra)
+        judged.append(tol if extra is None else dataclasses.replace(tol, slack=extra))
+    return judged
 
 
 def frozen_copy(model: nn.Module, frozen: tuple[str, ...] | list[str] = ()) -> nn.Module:
@@ -769,6 +788,11 @@ class CandidateEvaluator:
             prepared = Prepared(payload, refs, model, containers, first, shared)
             prepared.sent = {"trials": hosted, "reweighted": reweights}
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
+            if self.operator.spec.precision in PRECISION_EPS:
+                for t in range(edged_at):
+                    slacks_t = self.magnitude_slack(model, sent[t], refs[t], CLASS_SLACK_ULPS)
+                    if slacks_t is not None:
+                        prepared.class_slacks[t] = slacks_t
             prepared.reweighted = reweights is not None
             prepared.work = work
             prepared.modes = self.use_modes(model, to_device(first, self.device), refs[0])
@@ -1067,32 +1091,9 @@ class CandidateEvaluator:
         per output, the elements the reference computes to 3 significant digits of its fp64 twin
         (correctness.significant; reference_noise)."""
         noises, significants = self.reference_noise(model, inputs, refs)
-        absolute = [x.abs() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-        try:
-            out = self.run_reference(model, to_device(absolute, self.device))
-        except Exception:  # the reference refuses them: no slack
+        slacks = self.magnitude_slack(model, inputs, refs, SLACK_ULPS)
+        if slacks is None:  # the reference refuses the inputs' absolute values: no slack
             return [None] * len(refs), significants
-
-        def slack(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-            magnitude = torch.maximum(o.detach().abs(), r.detach().abs()).nan_to_num(0.0, 0.0, 0.0)
-            return (SLACK_ULPS * self.epsilon(r.dtype) * magnitude).to(r.dtype)
-
-        slacks = per_output(refs, out, slack)
-        # Signed weights cancel too (a linear layer on |x| still sums positive and negative products): the terms'
-        # magnitudes are the reference's output with its floating parameters made absolute as well.
-        magnitudes = copy.deepcopy(model)  # the same model with |parameters|
-        state = [t for t in list(magnitudes.parameters()) + list(magnitudes.buffers()) if t.is_floating_point()]
-        if state:
-            with torch.no_grad():
-                for t in state:
-                    t.abs_()
-            try:
-                unsigned = per_output(refs, self.run_reference(magnitudes, to_device(absolute, self.device)), slack)
-            except Exception:  # noqa: BLE001 - the reference refuses absolute parameters: the slack above stands
-                unsigned = []
-            for k, extra in enumerate(unsigned):
-                if extra is not None and k < len(slacks):
-                    slacks[k] = extra if slacks[k] is None else torch.maximum(slacks[k], extra)
         for k, noise in enumerate(noises):
             if noise is not None and k < len(slacks):
                 slacks[k] = noise if slacks[k] is None else torch.maximum(slacks[k], noise)
@@ -1113,6 +1114,41 @@ class CandidateEvaluator:
                     floor = torch.full_like(r, SLACK_ULPS * self.epsilon(r.dtype) * recorder.largest)
                     slacks[k] = floor if slacks[k] is None else torch.maximum(slacks[k], floor)
         return slacks, significants
+
+    def magnitude_slack(
+        self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor], ulps: float
+    ) -> list[torch.Tensor | None] | None:
+        """Per output, `ulps` epsilons of the operator's precision class times the sizes of the terms it sums: the
+        reference on the inputs' absolute values, and on those with its floating parameters made absolute (a
+        bound on each element's rounding that cancellation does not shrink, as |result| does). None where the
+        reference refuses the inputs' absolute values; an output that does not match has None."""
+        absolute = [x.abs() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+        try:
+            out = self.run_reference(model, to_device(absolute, self.device))
+        except Exception:  # the reference refuses them: no slack
+            return None
+
+        def slack(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+            magnitude = torch.maximum(o.detach().abs(), r.detach().abs()).nan_to_num(0.0, 0.0, 0.0)
+            return (ulps * self.epsilon(r.dtype) * magnitude).to(r.dtype)
+
+        slacks = per_output(refs, out, slack)
+        # Signed weights cancel too (a linear layer on |x| still sums positive and negative products): the terms'
+        # magnitudes are the reference's output with its floating parameters made absolute as well.
+        magnitudes = copy.deepcopy(model)  # the same model with |parameters|
+        state = [t for t in list(magnitudes.parameters()) + list(magnitudes.buffers()) if t.is_floating_point()]
+        if state:
+            with torch.no_grad():
+                for t in state:
+                    t.abs_()
+            try:
+                unsigned = per_output(refs, self.run_reference(magnitudes, to_device(absolute, self.device)), slack)
+            except Exception:  # noqa: BLE001 - the reference refuses absolute parameters: the slack above stands
+                unsigned = []
+            for k, extra in enumerate(unsigned):
+                if extra is not None and k < len(slacks):
+                    slacks[k] = extra if slacks[k] is None else torch.maximum(slacks[k], extra)
+        return slacks
 
     def reference_noise(
         self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]
@@ -1298,7 +1334,7 @@ class CandidateEvaluator:
         low = trial_dtype(sent[0]) in (torch.float16, torch.bfloat16)
         scales = [1.0] * n
         spreads: list[tuple[float, float] | None] = [None] * n
-        ranges = [(-4.0, -2.0), (0.5, 1.5)] if low else [(-8.0, -4.0), (1.0, 4.0)]
+        ranges = [(-4.0, -2.0), (0.5, 1.5)] if low else [(-8.0, -4.0), (1.0, 5.0)]
         whole = [k for k in range(n) if not frozen[k] and not frozen_params[k]]
         others = [k for k in range(n) if k not in whole]
         draw.shuffle(whole)
@@ -1306,9 +1342,10 @@ class CandidateEvaluator:
         order = whole + others
         for k, (lo, hi) in zip(order, ranges, strict=False):  # all tiny (a mean loss), all large (a loss scaler)
             scales[k] = 10 ** draw.uniform(lo, hi)
-        # and each value's size apart, across the whole range, on a call whose upstream holds more than one value:
-        # any threshold on |dy| is crossed
-        apart = [k for k in order[2:] if layouts[k] != "expanded"]
+        # and each value's size apart, across the whole range, on a call whose upstream holds a value per element
+        # (not one per row or per broadcast slice: a handful of values leaves bands of sizes empty): any threshold
+        # on |dy| is crossed
+        apart = [k for k in order[2:] if layouts[k] in ("dense", "strided", "padded", "permuted")]
         if apart:
             spreads[apart[0]] = (-5.0, 2.0) if low else (-8.0, 6.0)
         # exact zeros in the upstream gradient (masked rows, a ReLU above) on a call asking for every gradient,
@@ -1710,7 +1747,10 @@ class CandidateEvaluator:
                     (expected["frozen"], ", inputs not requiring grad"),
                     (expected.get("frozen_params"), f", {', '.join(expected.get('frozen_params') or [])} frozen"),
                     (expected.get("scale", 1.0) != 1.0, f", upstream gradients of size {expected.get('scale', 1):.2g}"),
-                    (expected.get("spread") is not None, ", upstream values of sizes 1e-8 to 1e6"),
+                    (
+                        expected.get("spread") is not None,
+                        ", upstream values of sizes 1e{:g} to 1e{:g}".format(*(expected.get("spread") or (0, 0))),
+                    ),
                     (expected.get("again") is not None, ", a second backward through the same graph"),
                     (expected.get("finite"), ", allocations holding reused values"),
                     (expected.get("holes"), ", upstream gradients with exact zeros (masked rows, scattered)"),
@@ -2394,6 +2434,8 @@ class CandidateEvaluator:
             container = containers[trial] if trial < len(containers) else None
             own = label == "trial" or label == "reweighted"  # judged relative to the trial's own outputs
             judged_with = prepared.tolerances.get(trial, tolerances) if own else tolerances
+            if trial in prepared.class_slacks and not (own and trial in prepared.tolerances):
+                judged_with = with_slacks(judged_with, prepared.class_slacks[trial])
             diag = self.check_call(call, out, expected, judged_with, what, label, state_kinds, container)
             if diag is not None:
                 failures.append(diag)
