@@ -74,6 +74,18 @@ def test_a_broadcast_upstream_has_stride_zero_in_some_dims_but_never_all_nor_the
     assert gradients.upstream([torch.empty(5)], 3, "broadcast")[0].stride() == (0,)
 
 
+def test_a_spread_upstream_puts_one_value_in_each_band_of_sizes():
+    """Stratified sizes: with as many values as decades, each decade holds exactly one (a loss scaler's 65536 and
+    any other threshold on |dy| in the range is crossed whatever the seed); signs both ways."""
+    for seed in range(20):
+        (dy,) = gradients.upstream([torch.empty(2, 7)], seed, spread=(-8.0, 6.0))
+        decades = sorted(int(d) for d in torch.floor(torch.log10(dy.double().abs())).flatten())
+        assert decades == list(range(-8, 6)), decades
+        assert bool((dy > 0).any()) and bool((dy < 0).any())
+    (a,), (b,) = (gradients.upstream([torch.empty(3, 5)], 7, spread=(-8.0, 6.0)) for _ in range(2))
+    assert torch.equal(a, b)  # the same on either side of the check
+
+
 def test_holes_zero_whole_slices_past_the_first_dimension():
     found = 0
     for seed in range(20):

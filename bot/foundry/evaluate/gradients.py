@@ -28,22 +28,23 @@ def upstream(
     spread: tuple[float, float] | None = None,
     holes: bool = False,
 ) -> list[torch.Tensor]:
-    """One normal upstream gradient per output (standard deviation `scale`: a mean over a large batch hands back
-    values far below 1, a loss scaler far above), drawn on the CPU from `seed` (the same on either side of the
-    check and on any device), in the output's dtype, on its device. `layout`: "dense" (contiguous), "strided"
-    (every other element of a buffer twice as wide: what a transposed or sliced use downstream hands back),
-    "padded" (rows in a buffer twice as wide, unit inner stride: what a concatenation downstream hands back),
-    "expanded" (one value broadcast with stride 0: what `y.sum().backward()` hands back) or "permuted" (the
-    first two dimensions swapped in memory: what `y.transpose(0, 1)` downstream hands back; dense below 2-d) or
-    "rows" (one value per row broadcast along the last dimension, strides (..., 1, 0): what `y.sum(-1)` or
-    `y.mean(-1)` downstream hands back; expanded at 1-d) or "broadcast" (stride 0 in a drawn set of dimensions
-    that is neither all of them nor the last alone, the others dense: what `y.sum(0)` (strides (0, 1)) or
-    `y.sum(1)` of a 3-d output (strides (n, 0, 1)) downstream hands back; expanded at 1-d). `spread` (lo, hi):
-    each value's size drawn apart, log-uniform between 10**lo and 10**hi (a threshold on |dy| anywhere in that
-    range is crossed within the call). `holes`: exact zeros, about a quarter of the rows (a masked or padded
-    loss), a quarter of the slices along one drawn dimension past the first (columns: a loss on `y[:, :k]`, a
-    split with a piece unused) and an eighth of the other values (a ReLU or dropout downstream); rows and slices
-    of the drawn buffer, which are the output's except when permuted (at least one of each in the output)."""
+    """One normal upstream gradient per output (standard deviation `scale`: a mean over a large batch hands back values
+    far below 1, a loss scaler far above), drawn on the CPU from `seed` (the same on either side of the check and on
+    any device), in the output's dtype, on its device. `layout`: "dense" (contiguous), "strided" (every other
+    element of a buffer twice as wide: what a transposed or sliced use downstream hands back), "padded" (rows in a
+    buffer twice as wide, unit inner stride: what a concatenation downstream hands back), "expanded" (one value
+    broadcast with stride 0: what `y.sum().backward()` hands back) or "permuted" (the first two dimensions swapped
+    in memory: what `y.transpose(0, 1)` downstream hands back; dense below 2-d) or "rows" (one value per row
+    broadcast along the last dimension, strides (..., 1, 0): what `y.sum(-1)` or `y.mean(-1)` downstream hands back;
+    expanded at 1-d) or "broadcast" (stride 0 in a drawn set of dimensions that is neither all of them nor the last
+    alone, the others dense: what `y.sum(0)` (strides (0, 1)) or `y.sum(1)` of a 3-d output (strides (n, 0, 1))
+    downstream hands back; expanded at 1-d). `spread` (lo, hi): each value's size drawn apart, log-uniform between
+    10**lo and 10**hi and stratified (the exponent's range cut into as many equal bands as values, one value in
+    each, in a random order), its sign at random: a threshold on |dy| anywhere in that range is crossed within the
+    call, however few values it holds. `holes`: exact zeros, about a quarter of the rows (a masked or padded loss),
+    a quarter of the slices along one drawn dimension past the first (columns: a loss on `y[:, :k]`, a split with a
+    piece unused) and an eighth of the other values (a ReLU or dropout downstream); rows and slices of the drawn
+    buffer, which are the output's except when permuted (at least one of each in the output)."""
     generator = torch.Generator().manual_seed(seed)
 
     def draw(shape: tuple[int, ...], o: torch.Tensor, step: int = 1) -> torch.Tensor:
@@ -51,8 +52,11 @@ def upstream(
         first half (padded: -1)."""
         values = torch.randn(shape, generator=generator, dtype=torch.float64) * scale
         if spread is not None:
-            exponents = torch.rand(shape, generator=generator, dtype=torch.float64) * (spread[1] - spread[0])
-            values = values * torch.pow(10.0, exponents + spread[0])
+            count = values.numel()
+            bands = torch.randperm(count, generator=generator, dtype=torch.float64)
+            bands = (bands + torch.rand(count, generator=generator, dtype=torch.float64)) / max(count, 1)
+            exponents = bands.reshape(shape) * (spread[1] - spread[0]) + spread[0]
+            values = torch.where(values < 0, -scale, scale) * torch.pow(10.0, exponents)
         if holes and len(shape) >= 1:
             rows = torch.rand((*shape[:-1], 1), generator=generator, dtype=torch.float64) < 0.25
             rows.view(-1)[torch.randint(rows.numel(), (1,), generator=generator)] = True  # at least one row
