@@ -542,4 +542,5 @@ def test_hybrid_work_bound_alone_catches_the_wide_conv(monkeypatch: pytest.Monke
         pool.close()
     assert not verdict.verified and verdict.failure is not None
     assert verdict.failure.rule == "non_triton_compute", verdict.failure.headline()
-    assert "aten.convolution" in verdict.failure.message
+    # under torch.inference_mode the log holds the composite (aten.conv2d), which the grant maps to convolution
+    assert "aten.convolution" in verdict.failure.message or "aten.conv2d" in verdict.failure.message

@@ -116,7 +116,9 @@ def test_kernel_constructs_outside_triton_are_refused(guard: StaticGuard, body: 
 def test_unimplemented_libdevice_import_is_refused(guard: StaticGuard) -> None:
     found = errors(guard, "y = erfinv(x)", extra="")
     source_found, _ = guard.check(
-        HEADER.replace("from triton.language.extra import libdevice", "from triton.language.extra.libdevice import erfinv")
+        HEADER.replace(
+            "from triton.language.extra import libdevice", "from triton.language.extra.libdevice import erfinv"
+        )
         .replace("{body}", "    y = erfinv(x)")
         .replace("{launcher}", "        pass")
     )
@@ -156,7 +158,7 @@ DEVICE_TESTS = [
     "on_gpu = x.device == torch.device(0)",
     "on_gpu = x.get_device() >= 0",
     "n = torch.cuda.device_count()",
-    'name = x.type()',
+    "name = x.type()",
     'name = f"{x.device}"',
     "if x.is_cuda:\n    programs = 132\nelse:\n    programs = 4",
     "if x.is_cuda:\n    programs = torch.cuda.get_device_properties(x.device).multi_processor_count\n"

@@ -135,7 +135,9 @@ def test_a_training_operator_gets_its_forward_backward_and_peak_memory_rows():
 
     verdict = timed("t", 0.5, 1.0, 0.8)
     assert verdict.timing is not None
-    step = TrainingTiming(candidate_ms=2.0, eager_ms=3.0, compile_ms=2.5, memory=PeakMemory(candidate_mib=3, eager_mib=4))
+    step = TrainingTiming(
+        candidate_ms=2.0, eager_ms=3.0, compile_ms=2.5, memory=PeakMemory(candidate_mib=3, eager_mib=4)
+    )
     timing = verdict.timing.model_copy(update={"training": step, "memory": PeakMemory(candidate_mib=1, eager_mib=2)})
     row = row_from("ops/train.py", "search", verdict.model_copy(update={"timing": timing}), 4, 10.0)
     plain = row_from("ops/plain.py", "search", timed("p", 0.5, 1.0, 0.8), 4, 10.0)

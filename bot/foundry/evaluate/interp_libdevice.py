@@ -292,9 +292,9 @@ NATIVE = {
     "longlong_as_double": lambda x: x.view(_np().float64),
     "double2hiint": lambda x: (x.view(_np().int64) >> 32).astype(_np().int32),
     "double2loint": lambda x: (x.view(_np().uint64) & 0xFFFFFFFF).astype(_np().uint32).view(_np().int32),
-    "hiloint2double": lambda hi, lo: (
-        (hi.astype(_np().int64) << 32) | lo.view(_np().uint32).astype(_np().int64)
-    ).view(_np().float64),
+    "hiloint2double": lambda hi, lo: ((hi.astype(_np().int64) << 32) | lo.view(_np().uint32).astype(_np().int64)).view(
+        _np().float64
+    ),
 }
 
 

@@ -1030,7 +1030,8 @@ class Scan:
                 return True
             why = KERNEL_PROBES.get(name)
             if why is None:
-                why = f"{name!r} is not a builtin Triton's compiler defines for kernels (only {', '.join(sorted(KERNEL_BUILTINS))})"
+                allowed = ", ".join(sorted(KERNEL_BUILTINS))
+                why = f"{name!r} is not a builtin Triton's compiler defines for kernels (only {allowed})"
             self.add("kernel_allowlist", node, f"inside a @triton.jit kernel, {why}")
             return False
         if owner.jit:
@@ -1108,7 +1109,8 @@ class Scan:
         if not isinstance(node, ast.Attribute):
             return ""
         root, attrs = chain_of(node)
-        if isinstance(root, ast.Name) and (owner := self.find(root.id, scope)) is not None and root.id in owner.imported:
+        owner = self.find(root.id, scope) if isinstance(root, ast.Name) else None
+        if owner is not None and root.id in owner.imported:
             obj = self.resolve(node, scope)
             queries = {id(resolve_path(p)) for p in DEVICE_QUERIES}
             return dotted(node) if obj is not MISSING and id(obj) in queries else ""
@@ -1220,10 +1222,22 @@ class Scan:
 KERNEL_BUILTINS = frozenset({"range", "min", "max", "len", "int", "float", "print", "list"})
 KERNEL_PROBES = {
     name: (
-        f"{name}(...) is decided when the kernel is traced, on values that are IR objects when compiled for the GPU and "
-        "NumPy-backed under the interpreter: the CPU check and the GPU can take different branches"
+        f"{name}(...) is decided when the kernel is traced, on values that are IR objects when compiled for the GPU "
+        "and NumPy-backed under the interpreter: the CPU check and the GPU can take different branches"
     )
-    for name in ("hasattr", "isinstance", "getattr", "callable", "type", "id", "vars", "dir", "issubclass", "repr", "str")
+    for name in (
+        "hasattr",
+        "isinstance",
+        "getattr",
+        "callable",
+        "type",
+        "id",
+        "vars",
+        "dir",
+        "issubclass",
+        "repr",
+        "str",
+    )
 }
 # Imports a kernel may use (chains are checked against allowed_objects as everywhere).
 KERNEL_IMPORTS = ("triton", "math")
@@ -1251,7 +1265,10 @@ def unrunnable_libdevice() -> frozenset[int]:
             found |= {
                 id(v)
                 for n, v in vars(module).items()
-                if not n.startswith("_") and callable(v) and not isinstance(v, type) and n not in implemented()
+                if not n.startswith("_")
+                and callable(v)
+                and not isinstance(v, type)
+                and n not in implemented()
                 and native(v, "triton")
             }
     return frozenset(found)

@@ -3,9 +3,10 @@
 #        (dy_ptr + row * n + col). The layout that slips through is rows with unit inner stride inside a wider
 #        buffer: the gradient torch.cat([y, other], -1) or y feeding a slice of a fused projection hands back
 #        (dy = grad[..., :n], row stride 2n), the most common downstream of a layer. There dx, dweight and dbias
-#        read the wrong elements.
+#        read the wrong elements (or, from a dy broadcast with stride 0 in a leading dim, memory past its
+#        buffer: poisoned values that come out NaN).
 # operator: affine_train
-# expect: mismatch rule=gradient
+# expect: mismatch|incomplete_output rule=gradient|coverage
 import torch
 import triton
 import triton.language as tl
