@@ -15,7 +15,7 @@ from foundry.evaluate.interp_libdevice import implemented, symbols
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHILD = r'''
+CHILD = r"""
 import json, math
 import torch, triton, triton.language as tl
 from foundry.evaluate import interp_autotune
@@ -91,7 +91,7 @@ try:
 except Exception:
     out["half_refused"] = True
 print("RESULT", json.dumps(out))
-'''
+"""
 
 
 def test_libdevice_matches_torch_under_the_interpreter() -> None:
