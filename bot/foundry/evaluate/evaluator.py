@@ -1593,6 +1593,7 @@ class CandidateEvaluator:
             # about the square root of their count times the typical gradient
             reduced = math.sqrt(max(1.0, produced / t.numel())) if t is not None and t.numel() else 1.0
             scales.append((largest if zero else own[k]) * reduced)
+        scales += scales[: len(refs) - len(scales)]  # an earlier backward's gradients (again): their targets' size
         tolerances: list[Tolerance | None] = []
         for ref, w, scale in zip(refs, wide, scales, strict=True):
             if ref is None:

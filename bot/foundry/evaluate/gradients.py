@@ -333,12 +333,45 @@ def backwards(
     second_layout: str,
     outs: list[torch.Tensor],
 ) -> tuple[list[str], list[torch.Tensor | None]]:
-    """compute()'s backward half, from the outputs that carry a gradient: the names and the gradients."""
+    """compute()'s backward half, from the outputs that carry a gradient: the names and the gradients. Under
+    `again`, the earlier backward's gradients follow, read after the later one ran (named "... (earlier
+    backward)"): a second backward through the same graph must leave what the first returned as it was (PCGrad,
+    GradNorm and a Jacobian's rows keep several gradients of one graph)."""
     held = [(f"input {k}", x) for k, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
+    earlier: list[torch.Tensor | None] | None = None
     if again is not None:
         first = upstream(carried, again, "dense", scale, spread)
         with observed([(f"upstream gradient {k}", g) for k, g in enumerate(first)] + held):
-            torch.autograd.grad(carried, tensors, first, allow_unused=True, retain_graph=True)
+            earlier = list(torch.autograd.grad(carried, tensors, first, allow_unused=True, retain_graph=True))
+    names, grads = later_backward(
+        names, tensors, carried, seed, observed, held, layout, scale, second, wanted, spread, holes, accumulate,
+        constant, second_layout, outs,
+    )  # fmt: skip
+    if earlier is not None:
+        names = names + [f"{n} (earlier backward)" for n in names[: len(earlier)]]
+        grads = grads + [g.detach() if g is not None else None for g in earlier]
+    return names, grads
+
+
+def later_backward(
+    names: list[str],
+    tensors: list[torch.Tensor],
+    carried: list[torch.Tensor],
+    seed: int,
+    observed: Callable[[list[tuple[str, torch.Tensor]]], Any],
+    held: list[tuple[str, torch.Tensor]],
+    layout: str,
+    scale: float,
+    second: int | None,
+    wanted: list[str] | None,
+    spread: tuple[float, float] | None,
+    holes: bool,
+    accumulate: bool | str,
+    constant: bool,
+    second_layout: str,
+    outs: list[torch.Tensor],
+) -> tuple[list[str], list[torch.Tensor | None]]:
+    """backwards() from the call's own upstream gradients (after any earlier backward through the graph)."""
     grads_out = upstream(carried, seed, layout, scale, spread, holes)
     if second is not None and not constant:  # a penalty's upstream gradient depends on the outputs (nonlinear)
         grads_out = [g.detach().requires_grad_(True) for g in grads_out]
