@@ -83,6 +83,10 @@ def test_cpu_inputs_take_the_full_rank_with_their_own_sizes(tmp_path):
     assert torch.equal(merged[0].flatten(), torch.arange(96.0))  # values kept
     added = at_full_rank(operator(tmp_path, "4, 64, 4096", "6, 16"), [torch.randn(6, 16)])
     assert added is not None and added[0].shape == (2, 6, 16)
+    assert not torch.equal(added[0][0], added[0][1])  # each batch its own values (a stride left out shows)
+    assert torch.equal(added[0][0].flatten().sort().values, added[0][1].flatten().sort().values)  # moved
+    same = at_full_rank(operator(tmp_path, "4, 64, 4096", "6, 16"), [torch.randn(6, 16)], distinct=False)
+    assert same is not None and torch.equal(same[0][0], same[0][1])
     assert at_full_rank(operator(tmp_path, "8192, 4096", "6, 16"), [torch.randn(6, 16)]) is None  # same rank
 
 

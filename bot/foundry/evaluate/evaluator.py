@@ -756,7 +756,10 @@ class CandidateEvaluator:
                 torch.manual_seed(secrets.randbits(62))
                 variants = self.auto_variants(model, self.generated(lambda: op.inputs(self.small)))
             if self.small:  # the GPU inputs' rank at the CPU's sizes, where the two declare different ranks
-                ranked = at_full_rank(op, self.generated(lambda: op.inputs(self.small)))
+                small = self.generated(lambda: op.inputs(self.small))
+                ranked = at_full_rank(op, small)
+                if ranked is not None and not self.accepts(model, ranked):  # the values moved out of its domain
+                    ranked = at_full_rank(op, small, distinct=False)
                 if ranked is not None and self.accepts(model, ranked):
                     variants = [*variants, ranked]
             edges = self.edge_variants(model, self.generated(lambda: op.inputs(self.small)), variants)

@@ -173,12 +173,15 @@ def declared_inputs(loaded: LoadedOperator) -> list[Any]:
         return loaded.inputs()
 
 
-def at_full_rank(loaded: LoadedOperator, small: list[Any]) -> list[Any] | None:
+def at_full_rank(loaded: LoadedOperator, small: list[Any], distinct: bool = True) -> list[Any] | None:
     """`small` (the CPU inputs) reshaped to the ranks get_inputs() declares, where some tensor's rank differs: leading
-    dims merged (values kept) or added (size 2, the values repeated), the trailing ones as they are, so that features,
-    channels and normalized shapes keep their CPU sizes. A kernel specialised to the CPU inputs' rank (a layer norm
-    reducing the first two dims of a 3-d input) meets the rank it will run at on the GPU. None where the ranks agree,
-    or the full inputs are configured, cannot be made, or do not match the CPU ones one for one."""
+    dims merged (values kept) or added (size 2), the trailing ones as they are, so that features, channels and
+    normalized shapes keep their CPU sizes. A kernel specialised to the CPU inputs' rank (a layer norm reducing the
+    first two dims of a 3-d input) meets the rank it will run at on the GPU. The added leading dims hold the values
+    rotated (`distinct`: each copy's elements shifted along the flat order, booleans repeated), so that a kernel
+    reading every batch at batch 0's offset (a stride left out) gives wrong results; repeated where not distinct.
+    None where the ranks agree, or the full inputs are configured, cannot be made, or do not match the CPU ones
+    one for one."""
     if loaded.spec.input_shapes or not hasattr(loaded.module, "get_cpu_inputs"):
         return None
     try:
@@ -195,7 +198,14 @@ def at_full_rank(loaded: LoadedOperator, small: list[Any]) -> list[Any] | None:
             k = x.dim() - f.dim() + 1
             out.append(x.reshape(-1, *x.shape[k:]) if f.dim() > 0 else x.reshape(-1)[:1].reshape(()))
         else:
-            out.append(x.expand(*([2] * (f.dim() - x.dim())), *x.shape).clone())
+            lead = [2] * (f.dim() - x.dim())
+            copies = 2 ** len(lead)
+            if distinct and x.dtype != torch.bool and x.numel() > 1:
+                step = x.numel() // copies + 1  # each copy's values moved by a different offset
+                flat = x.reshape(-1)
+                out.append(torch.stack([flat.roll(c * step) for c in range(copies)]).reshape(*lead, *x.shape))
+            else:
+                out.append(x.expand(*lead, *x.shape).clone())
     changed = any(isinstance(a, torch.Tensor) and a.dim() != b.dim() for a, b in zip(out, small, strict=True))
     return out if changed else None
 
