@@ -103,12 +103,19 @@ def test_allocations_are_poisoned_without_global_flags_and_the_fill_is_not_logge
 
 
 def test_strided_views_keep_values_and_the_worker_keeps_their_layout():
-    for x in (torch.randn(3, 4), torch.randn(7)):
-        view = strided(x)
+    torch.manual_seed(0)
+    seen = set()
+    for x, family in [
+        (x, f) for x in (torch.randn(3, 4), torch.randn(7), torch.randn(3, 2, 5)) for f in ("transposed", "split")
+    ] * 6:
+        view = strided(x, family)
         assert not view.is_contiguous() and torch.equal(view, x)
+        seen.add((x.dim(), view.stride(), view.storage_offset()))
         copy = layout_copy(view, "cpu", torch)
         assert copy.stride() == view.stride() and torch.equal(copy, x)
         assert copy.untyped_storage().data_ptr() != view.untyped_storage().data_ptr()
+    assert (2, (1, 3), 0) in seen and (2, (12, 1), 4) in seen  # transposed, rows of a split (qkv[..., n:2n])
+    assert (3, (5, 15, 1), 0) in seen and (1, (2,), 0) in seen  # first two dims swapped, every other element
 
 
 RELU_NONNEG = """

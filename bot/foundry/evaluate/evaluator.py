@@ -491,15 +491,29 @@ def as_outputs(out: Any) -> list[torch.Tensor]:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def strided(x: torch.Tensor) -> torch.Tensor:
-    """x's values in a non-contiguous view: the last two dimensions transposed in memory (a view of a
-    transposed buffer), or for fewer dimensions every other element of a buffer twice as long."""
-    if x.dim() >= 2 and x.shape[-1] > 1 and x.shape[-2] > 1:
-        view = torch.empty(*x.shape[:-2], x.shape[-1], x.shape[-2], dtype=x.dtype, device=x.device).transpose(-1, -2)
+def strided(x: torch.Tensor, family: str = "transposed") -> torch.Tensor:
+    """x's values in a non-contiguous view, of a layout a layer is handed. `family` "transposed": the last two
+    dimensions transposed in memory (`h.t()`) or, drawn (torch's generator) for 3-d and more, the first two swapped
+    (a 3-d input used transposed); "split": rows inside a wider buffer past an offset, unit inner stride (one piece
+    of a split or of a fused projection: `qkv[..., n:2n]`). Below 2-d, every other element of a buffer twice as long
+    (a slice `[::2]`)."""
+    if x.dim() >= 2 and x.shape[-1] > 1 and (x.shape[-2] > 1 or family == "split"):
+        layout = family
+        if family == "transposed" and x.dim() >= 3 and x.shape[0] > 1 and x.shape[1] > 1:
+            layout = ("transposed", "permuted")[int(torch.randint(2, ()))]
     elif x.dim() >= 1 and x.shape[-1] > 1:
-        view = torch.empty(*x.shape[:-1], 2 * x.shape[-1], dtype=x.dtype, device=x.device)[..., ::2]
+        layout = "every other"
     else:
         return x
+    if layout == "transposed":
+        view = torch.empty(*x.shape[:-2], x.shape[-1], x.shape[-2], dtype=x.dtype, device=x.device).transpose(-1, -2)
+    elif layout == "split":
+        n = x.shape[-1]
+        view = torch.empty(*x.shape[:-1], 3 * n, dtype=x.dtype, device=x.device)[..., n : 2 * n]
+    elif layout == "permuted":
+        view = torch.empty(x.shape[1], x.shape[0], *x.shape[2:], dtype=x.dtype, device=x.device).transpose(0, 1)
+    else:
+        view = torch.empty(*x.shape[:-1], 2 * x.shape[-1], dtype=x.dtype, device=x.device)[..., ::2]
     return view.copy_(x)
 
 
@@ -885,6 +899,7 @@ class CandidateEvaluator:
         first form the reference accepts is used (finite outputs, not one value everywhere:
         correctness.unusable): (note, inputs, reference outputs)."""
         floats = [isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 0 for x in inputs]
+        float_inputs = [x for x, f in zip(inputs, floats, strict=True) if f]
         if not any(floats):
             return []
 
@@ -985,6 +1000,12 @@ class CandidateEvaluator:
                 ("inputs non-contiguous", lambda: each(strided)),
                 ("signs flipped", lambda: each(flipped)),
             ],
+            [  # where some input has rows: each row inside a wider buffer (a piece of a split), the other layout
+                (  # a kernel reading non-contiguous inputs as transposed gets wrong
+                    "non-contiguous: rows of a wider buffer",
+                    lambda: each(lambda x: strided(x, "split")) if any(t.dim() >= 2 for t in float_inputs) else None,
+                ),
+            ],
             [(f"inputs x{LARGE:g}", lambda: each(lambda x: x * LARGE))],
             [(f"inputs x{WIDER:g}", lambda: each(lambda x: x * WIDER))],
             [(f"inputs x{SMALL:g}", lambda: each(lambda x: x * SMALL))],
@@ -1042,6 +1063,8 @@ class CandidateEvaluator:
         for group in groups:
             for note, make in group:
                 candidate = make()
+                if candidate is None:  # does not apply to these inputs
+                    continue
                 try:
                     out = self.run_reference(model, to_device(candidate, self.device))
                 except Exception:  # the reference refuses these inputs: not a trial
@@ -1242,10 +1265,10 @@ class CandidateEvaluator:
         structural = []  # calls on a layout or shape the default trials lack: each asks for every gradient
         for marker in ("-100", "non-contiguous"):
             found = [t for t, note in transformed if marker in note]
-            if found:
+            for t in found[: 1 if marker == "-100" else 2]:  # each non-contiguous layout: transposed, split rows
                 if marker == "non-contiguous":
                     structural.append(len(picks))
-                picks.append((found[0], False))
+                picks.append((t, False))
         while len(picks) < GRADIENT_CALLS_MIN:  # enough calls for each layout and mode to meet the others
             picks.append((len(picks) % self.trials, False))
         n = len(picks)
