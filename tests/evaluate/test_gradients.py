@@ -86,6 +86,23 @@ def test_a_spread_upstream_puts_one_value_in_each_band_of_sizes():
     assert torch.equal(a, b)  # the same on either side of the check
 
 
+def test_a_loss_may_leave_outputs_out_and_never_all_of_them():
+    class Two(torch.nn.Module):
+        def forward(self, x):
+            return x * 3.0, x * x
+
+    x = torch.randn(4, 5)
+    names, whole, _ = gradients.compute(Two(), gradients.with_grad([x]), 11)
+    _, first_only, _ = gradients.compute(Two(), gradients.with_grad([x]), 11, unused=[1])
+    _, second_only, _ = gradients.compute(Two(), gradients.with_grad([x]), 11, unused=[0])
+    dy, ds = gradients.upstream([x, x], 11)
+    assert names == ["input 0"]
+    assert torch.allclose(first_only[0], 3.0 * dy) and torch.allclose(second_only[0], 2 * x * ds)
+    assert torch.allclose(whole[0], 3.0 * dy + 2 * x * ds)
+    _, everything_left_out, _ = gradients.compute(Two(), gradients.with_grad([x]), 11, unused=[0, 1])
+    assert torch.equal(everything_left_out[0], whole[0])  # none left in would be no loss: all of them stay
+
+
 def test_holes_zero_whole_slices_past_the_first_dimension():
     found = 0
     for seed in range(20):

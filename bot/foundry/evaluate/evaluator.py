@@ -255,6 +255,7 @@ GRADIENT_SPEC = (  # what the worker needs of a gradient call (the reference's a
     "second_layout",
     "mask",
     "modify",
+    "unused",
 )
 
 
@@ -1398,6 +1399,20 @@ class CandidateEvaluator:
         # the outputs (an in-place ReLU or dropout above) in one, of the inputs and parameters (an in-place
         # residual, an optimizer step before the backward) in the other; autograd refusing either is allowed (a
         # call of its own: what it refuses is judged elsewhere), gradients that come back must be the forward's
+        # an operator with several floating outputs: one call's loss leaves some of them out (a block's residual
+        # stream unused after the last layer): autograd hands the backward None or zeros for them
+        # (a drawn part of them in one call, the rest in another: each output's gradient absent once)
+        unused: list[list[int] | None] = [None] * n
+        produced = as_outputs(self.run_reference(model, to_device(sent[0], self.device)))
+        count = sum(isinstance(o, torch.Tensor) and o.is_floating_point() for o in produced)
+        if count > 1:
+            part = draw.sample(range(count), draw.randint(1, count - 1))
+            open_calls = [k for k in range(n) if not (again[k] or accumulate[k] or holes[k]) and k not in structural]
+            pool = open_calls if len(open_calls) >= 2 else list(range(n))
+            draw.shuffle(pool)
+            chosen = sorted(pool, key=lambda k: frozen[k])[:2]  # calls asking for the inputs' gradients first
+            for k, left in zip(chosen, (sorted(part), [i for i in range(count) if i not in part]), strict=False):
+                unused[k], frozen[k] = left, False  # the inputs' gradients: what an absent output changes most
         mask: list[int | None] = [None] * n
         modify: list[int | None] = [None] * n
         for which in (mask, modify):
@@ -1415,6 +1430,7 @@ class CandidateEvaluator:
             accumulate.append(False)
             mask.append(None)
             modify.append(None)
+            unused.append(None)
             which[-1] = secrets.randbits(62)
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
         # op's outputs, a dense upstream gradient, train mode where the reference allows it; then two that ask
@@ -1446,6 +1462,7 @@ class CandidateEvaluator:
             second_layouts.append(drawn_second[last - 1] if last else "dense")
             mask.append(None)
             modify.append(None)
+            unused.append(None)
         calls = []
         for k, (t, moved) in enumerate(picks):
             reference = model
@@ -1473,6 +1490,7 @@ class CandidateEvaluator:
                 second_layout=second_layouts[k],
                 mask=mask[k],
                 modify=modify[k],
+                unused=unused[k],
             )
             if call is not None:
                 calls.append(call)
@@ -1513,6 +1531,7 @@ class CandidateEvaluator:
         second_layout: str = "dense",
         mask: int | None = None,
         modify: int | None = None,
+        unused: list[int] | None = None,
     ) -> dict[str, Any] | None:
         """One gradient call of a training operator: a fresh seed for the upstream gradients (held in `layout`),
         the reference's gradients of its floating inputs (unless `frozen`) and parameters (None where an output
@@ -1526,12 +1545,12 @@ class CandidateEvaluator:
         the same graph first (retain_graph=True, a second loss); `second`: the call checks double backward
         instead (the derivative of the gradients from another draw), or None where the reference has none to
         check. `finite`: the candidate's allocations hold reused values in this call (the worker's plain fill),
-        not NaN. `holes`, `accumulate`, `constant`, `second_layout`: gradients.compute's. `mask`, `modify`: the worker
-        changes the outputs, or the inputs and parameters, in place between forward and backward
-        (gradients.compute's); the gradients expected are those of the forward that ran, these."""
+        not NaN. `holes`, `accumulate`, `constant`, `second_layout`, `unused`: gradients.compute's. `mask`,
+        `modify`: the worker changes the outputs, or the inputs and parameters, in place between forward and
+        backward (gradients.compute's); the gradients expected are those of the forward that ran, these."""
         seed = secrets.randbits(62)
         options = {"holes": holes, "accumulate": accumulate, "constant": constant, "second_layout": second_layout}
-        options |= {"mask": mask}
+        options |= {"mask": mask, "unused": unused}
         on_device = to_device(inputs, self.device)
         trained = frozen_copy(model, frozen_params).train(train)
         held = gradients.with_grad(on_device, frozen, nonleaf)
@@ -1573,7 +1592,7 @@ class CandidateEvaluator:
             second_seed,
             wanted,
             spread,
-            options,
+            options | {"again": again_seed},
         )
         # The rounding an honest backward may add, per gradient, is of the size of its terms. Where a gradient is
         # structurally zero (a bias added before a softmax: the terms cancel for any upstream gradient; its fp64
@@ -1586,7 +1605,7 @@ class CandidateEvaluator:
             dense_seed = secrets.randbits(62)
             dense = frozen_copy(model, frozen_params).train(train)
             same = {"second": second_seed, "wanted": wanted, "constant": constant, "second_layout": second_layout}
-            same |= {"mask": mask}  # the same gradients, from a dense upstream
+            same |= {"mask": mask, "unused": unused}  # the same gradients, from a dense upstream
             typical = gradients.compute(
                 dense, gradients.with_grad(on_device, frozen), dense_seed, scale=scale, spread=spread, **same
             )[1]
@@ -1683,7 +1702,7 @@ class CandidateEvaluator:
         second: int | None = None,
         wanted: list[str] | None = None,
         spread: tuple[float, float] | None = None,
-        options: dict[str, bool] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> list[torch.Tensor | None]:
         """The same gradients computed in fp64 (a copy of the model, the same upstream draw): None each where the
         model refuses fp64."""
@@ -1779,6 +1798,7 @@ class CandidateEvaluator:
                         ", upstream values of sizes 1e{:g} to 1e{:g}".format(*(expected.get("spread") or (0, 0))),
                     ),
                     (expected.get("again") is not None, ", a second backward through the same graph"),
+                    (expected.get("unused") is not None, ", a loss leaving some outputs out"),
                     (expected.get("finite"), ", allocations holding reused values"),
                     (expected.get("holes"), ", upstream gradients with exact zeros (masked rows, scattered)"),
                     (expected["layout"] == "rows", ", one upstream value per row broadcast along the last dimension"),

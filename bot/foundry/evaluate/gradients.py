@@ -200,6 +200,7 @@ def compute(
     mask: int | None = None,
     in_place: bool = False,
     modify: int | None = None,
+    unused: list[int] | None = None,
 ) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
     """The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and the
     forward's floating outputs. `forward` gives a context for the forward, `backward` one for each backward given
@@ -221,7 +222,9 @@ def compute(
     every floating input and parameter changes in place (a draw from `modify` added under no_grad, as an optimizer
     step or an in-place residual) between the forward and the backward, and is put back after: where autograd allows
     it the gradients are those of the forward that ran (the reference's, computed without the change). Under `mask`
-    or `modify`, an exception from the in-place change or the backward is RefusedInPlace. Raises what the model
+    or `modify`, an exception from the in-place change or the backward is RefusedInPlace. `unused`: the outputs
+    (indices among those that carry a gradient) the loss leaves out, where some remain: autograd hands the
+    backward None or zeros for them. Raises what the model
     raises, and RuntimeError where no floating output carries a gradient (a forward-only kernel, or a fast path that
     leaves autograd)."""
     import contextlib
@@ -271,6 +274,7 @@ def compute(
                 constant,
                 second_layout,
                 forwarded,
+                unused,
             )
         except (DetachedSecondOrder, RefusedSecondOrder):
             raise
@@ -332,6 +336,7 @@ def backwards(
     constant: bool,
     second_layout: str,
     outs: list[torch.Tensor],
+    unused: list[int] | None = None,
 ) -> tuple[list[str], list[torch.Tensor | None]]:
     """compute()'s backward half, from the outputs that carry a gradient: the names and the gradients. Under
     `again`, the earlier backward's gradients follow, read after the later one ran (named "... (earlier
@@ -345,7 +350,7 @@ def backwards(
             earlier = list(torch.autograd.grad(carried, tensors, first, allow_unused=True, retain_graph=True))
     names, grads = later_backward(
         names, tensors, carried, seed, observed, held, layout, scale, second, wanted, spread, holes, accumulate,
-        constant, second_layout, outs,
+        constant, second_layout, outs, unused,
     )  # fmt: skip
     if earlier is not None:
         names = names + [f"{n} (earlier backward)" for n in names[: len(earlier)]]
@@ -370,9 +375,13 @@ def later_backward(
     constant: bool,
     second_layout: str,
     outs: list[torch.Tensor],
+    unused: list[int] | None = None,
 ) -> tuple[list[str], list[torch.Tensor | None]]:
     """backwards() from the call's own upstream gradients (after any earlier backward through the graph)."""
     grads_out = upstream(carried, seed, layout, scale, spread, holes)
+    kept = [k for k in range(len(carried)) if k not in (unused or ())]
+    if kept and len(kept) < len(carried):  # never none: then every output is in the loss
+        carried, grads_out = [carried[k] for k in kept], [grads_out[k] for k in kept]
     if second is not None and not constant:  # a penalty's upstream gradient depends on the outputs (nonlinear)
         grads_out = [g.detach().requires_grad_(True) for g in grads_out]
     if accumulate and second is None:

@@ -614,6 +614,7 @@ def gradient_check(
                 mask=setup.get("mask"),
                 in_place=True,  # the reference's gradients are those of the same mask out of place
                 modify=setup.get("modify"),
+                unused=setup.get("unused"),
             )
         except gradients.DetachedSecondOrder as exc:  # judged by the evaluator: a silent zero second derivative
             detached = list(exc.names)
