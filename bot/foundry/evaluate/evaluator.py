@@ -6,6 +6,7 @@ Reference outputs, seeds and the comparison stay in this process; the candidate 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -82,11 +83,13 @@ SLACK_ULPS = 32.0
 NOISE_FACTOR = 4.0
 # The rounding unit of a precision class's arithmetic where it is coarser than its outputs' dtype (epsilon)
 PRECISION_EPS = {"tf32": 2.0**-10, "fp16": 2.0**-10, "bf16": 2.0**-7}
-# Under such a class every trial's element may also differ by CLASS_SLACK_ULPS of its epsilon times the sizes of
-# the terms it sums: rounding each operand to the class's mantissa moves a product by at most one epsilon of it,
-# so an honest sum of K products (a TF32 tl.dot) stays within this bound, while near-zero results of large
-# cancelling sums lie far outside atol + rtol * |ref| (a 512-long TF32 dot's rounding is about 1e-2).
-CLASS_SLACK_ULPS = 2.0
+# Under such a class every trial's element may also differ from the reference by CLASS_NOISE_FACTOR times the
+# class reference's distance from it: the reference run again with the operands of each matrix product and
+# convolution rounded to the class (ClassRounding), as a TF32 tl.dot rounds them. An honest kernel lands next to
+# the class reference, through whatever follows the product (a softmax, a norm); near-zero results of long
+# cancelling sums lie far outside atol + rtol * |ref| (a 512-long TF32 dot's rounding is about 1e-2), and a
+# coarser format than the class (bf16 operands under tf32) lands several times farther.
+CLASS_NOISE_FACTOR = 2.0
 # Ops whose NaN handling differs between torch and Triton (torch's relu/max/clamp keep a NaN, Triton's
 # tl.maximum/minimum drop it on a GPU): an operator whose reference runs one gets no NaN/+inf trial, since an
 # honest kernel's finite answer there cannot be told from a laundered one.
@@ -200,8 +203,7 @@ class Prepared:
     described: list[list[dict[str, Any]]] = field(default_factory=list)  # job.json's "inputs": shapes only
     notes: list[str] = field(default_factory=list)  # per trial, how its inputs were made ("" for plain ones)
     tolerances: dict[int, list[Tolerance]] = field(default_factory=dict)  # trials judged with their own
-    # per trial judged with the operator's tolerance, each output's rounding slack under a class coarser than
-    # its dtype (CLASS_SLACK_ULPS)
+    # per trial, each output's rounding slack under a class coarser than its dtype (CandidateEvaluator.class_slack)
     class_slacks: dict[int, list[torch.Tensor | None]] = field(default_factory=dict)
     reweighted: bool = False  # the last trial runs after the parameters are changed in place
     modes: dict[str, bool] = field(default_factory=dict)  # use_modes: train mode, inputs that require grad
@@ -518,6 +520,43 @@ def strided(x: torch.Tensor, family: str = "transposed") -> torch.Tensor:
     return view.copy_(x)
 
 
+def tf32_rounded(x: torch.Tensor) -> torch.Tensor:
+    """fp32 values rounded to TF32's 10 explicit mantissa bits (to nearest, ties away, as cvt.rna.tf32 and the
+    interpreter's emulation round), infinities and NaN as they are."""
+    bits = x.contiguous().view(torch.int32)
+    special = (bits & 0x7F800000) == 0x7F800000
+    rounded = ((bits.to(torch.int64) + 0x1000) & ~0x1FFF).to(torch.int32)  # no carry into the sign: int64 first
+    return torch.where(special, bits, rounded).view(torch.float32).view(x.shape)
+
+
+CLASS_ROUNDING: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "tf32": tf32_rounded,
+    "fp16": lambda x: x.to(torch.float16).to(torch.float32),
+    "bf16": lambda x: x.to(torch.bfloat16).to(torch.float32),
+}
+
+
+class ClassRounding(TorchDispatchMode):
+    """The operands of matrix products and convolutions (not their bias) rounded by `rounding` where they are fp32,
+    as a precision class's tensor cores take them; every other op as it is."""
+
+    def __init__(self, rounding: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        super().__init__()
+        self.rounding = rounding
+        aten = torch.ops.aten
+        self.operands = {aten.mm: (0, 1), aten.bmm: (0, 1), aten.addmm: (1, 2), aten.baddbmm: (1, 2)}
+        self.operands |= {aten.convolution: (0, 1), aten.addbmm: (1, 2), aten.mv: (0, 1), aten.dot: (0, 1)}
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        at = self.operands.get(getattr(func, "overloadpacket", None), ())
+        if at:
+            args = tuple(
+                self.rounding(a) if k in at and isinstance(a, torch.Tensor) and a.dtype == torch.float32 else a
+                for k, a in enumerate(args)
+            )
+        return func(*args, **(kwargs or {}))
+
+
 class ReferenceOps(TorchDispatchMode):
     """The ops the reference runs, by their rules/runtime.yaml names (runtime_guard.rule_name: aten ops only),
     for the hybrid policy's grant."""
@@ -807,8 +846,13 @@ class CandidateEvaluator:
             prepared.sent = {"trials": hosted, "reweighted": reweights}
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
             if self.operator.spec.precision in PRECISION_EPS:
-                for t in range(edged_at):
-                    slacks_t = self.magnitude_slack(model, sent[t], refs[t], CLASS_SLACK_ULPS)
+                last = len(refs) - 1 if reweights is not None else len(refs)
+                for t in range(len(refs)):
+                    reference = model
+                    if t == last and reweights is not None:  # the reweighted call's reference ran with its state
+                        reference = copy.deepcopy(model)
+                        reference.load_state_dict({k: v.to(self.device) for k, v in reweights.items()})
+                    slacks_t = self.class_slack(reference, sent[t], refs[t])
                     if slacks_t is not None:
                         prepared.class_slacks[t] = slacks_t
             prepared.reweighted = reweights is not None
@@ -1141,6 +1185,36 @@ class CandidateEvaluator:
                     floor = torch.full_like(r, SLACK_ULPS * self.epsilon(r.dtype) * recorder.largest)
                     slacks[k] = floor if slacks[k] is None else torch.maximum(slacks[k], floor)
         return slacks, significants
+
+    def class_slack(
+        self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor]
+    ) -> list[torch.Tensor | None] | None:
+        """Per output, CLASS_NOISE_FACTOR times the distance of the class reference (the model run with the
+        operands of its matrix products and convolutions rounded to the operator's precision class) from the fp32
+        computation, plus that computation's distance from the reference (on a GPU a tf32 class's reference
+        convolutions run in TF32 themselves). None where the class is fp32, or the model refuses a run."""
+        rounding = CLASS_ROUNDING.get(self.operator.spec.precision)
+        if rounding is None:
+            return None
+        on_device = to_device(inputs, self.device)
+        flags = torch.backends.cudnn.flags(enabled=True, allow_tf32=False) if self.is_cuda else contextlib.nullcontext()
+        try:
+            with torch.no_grad(), flags:
+                truth = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in on_device])
+                with ClassRounding(rounding):
+                    rounded = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in on_device])
+        except Exception:  # noqa: BLE001 - the model refuses a run: no class slack
+            return None
+        truths = as_outputs(truth)
+
+        def slack(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+            k = next(i for i, ref in enumerate(refs) if ref is r)
+            t = truths[k] if k < len(truths) and isinstance(truths[k], torch.Tensor) else r
+            gap = (o.detach().double() - t.detach().double()).abs() * CLASS_NOISE_FACTOR
+            own = (t.detach().double() - r.detach().double()).abs() if t.shape == r.shape else torch.zeros_like(gap)
+            return (gap + own).nan_to_num(0.0, 0.0, 0.0).to(r.dtype)
+
+        return per_output(refs, rounded, slack)
 
     def magnitude_slack(
         self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor], ulps: float
@@ -2481,7 +2555,7 @@ class CandidateEvaluator:
             container = containers[trial] if trial < len(containers) else None
             own = label == "trial" or label == "reweighted"  # judged relative to the trial's own outputs
             judged_with = prepared.tolerances.get(trial, tolerances) if own else tolerances
-            if trial in prepared.class_slacks and not (own and trial in prepared.tolerances):
+            if trial in prepared.class_slacks:
                 judged_with = with_slacks(judged_with, prepared.class_slacks[trial])
             diag = self.check_call(call, out, expected, judged_with, what, label, state_kinds, container)
             if diag is not None:
