@@ -70,6 +70,9 @@ NOT_MEASURED = "not measured: no CUDA device (candidates ran under the Triton in
 LARGE = 1e3
 WIDER = 16.0  # a wider range than the draw's, short of saturating: a softmax's tail spans 1e-30 and below
 SMALL = 1e-3
+# Under a class with fp32's exponent range (tf32, bf16), inputs past fp16's largest finite value and below its
+# smallest normal one: fp16 has TF32's mantissa, and only its range tells a kernel that casts to it apart.
+BEYOND_HALF = (1e5, 1e-6)
 OFFSET = 3.0
 # A far offset: inputs moved by OFFSET_FAR times their spread (standard deviation), so that the mean is large
 # against the spread (a DC offset, a residual stream that grew): a one-pass variance E[x^2] - E[x]^2 cancels.
@@ -119,6 +122,13 @@ NAN_AMBIGUOUS = frozenset(
         "leaky_relu",
         "elu",
         "max_pool2d_with_indices",
+        # fused attention: a NaN in q may stay in its row or not, by backend (CPU's flash kernel drops it)
+        "scaled_dot_product_attention",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_attention_math",
         "max_pool1d",
         "max_pool2d",
         "max_pool3d",
@@ -536,9 +546,20 @@ CLASS_ROUNDING: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
+FUSED_ATTENTION = frozenset(
+    {
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention",
+    }
+)
+
+
 class ClassRounding(TorchDispatchMode):
     """The operands of matrix products and convolutions (not their bias) rounded by `rounding` where they are fp32,
-    as a precision class's tensor cores take them; every other op as it is."""
+    as a precision class's tensor cores take them (a fused attention's output from its math form, whose products are
+    rounded so); every other op as it is."""
 
     def __init__(self, rounding: Callable[[torch.Tensor], torch.Tensor]) -> None:
         super().__init__()
@@ -548,7 +569,22 @@ class ClassRounding(TorchDispatchMode):
         self.operands |= {aten.convolution: (0, 1), aten.addbmm: (1, 2), aten.mv: (0, 1), aten.dot: (0, 1)}
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-        at = self.operands.get(getattr(func, "overloadpacket", None), ())
+        packet = getattr(func, "overloadpacket", None)
+        if getattr(packet, "__name__", "") in FUSED_ATTENTION:  # its two products, as the math form runs them
+            bound = dict(zip([a.name for a in func._schema.arguments], args, strict=False)) | (kwargs or {})
+            q, k, v = bound["query"], bound["key"], bound["value"]
+            if not bound.get("dropout_p") and q.dtype == torch.float32 and q.shape[:-2] == k.shape[:-2]:
+                fused = func(*args, **(kwargs or {}))
+                r = self.rounding
+                scale = bound.get("scale") or 1.0 / math.sqrt(q.shape[-1])
+                scores = (r(q) @ r(k).transpose(-2, -1)) * scale
+                mask = bound.get("attn_mask", bound.get("attn_bias"))
+                if bound.get("is_causal"):
+                    mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+                if mask is not None:
+                    scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+                return (r(torch.softmax(scores, dim=-1)) @ r(v), *fused[1:])
+        at = self.operands.get(packet, ())
         if at:
             args = tuple(
                 self.rounding(a) if k in at and isinstance(a, torch.Tensor) and a.dtype == torch.float32 else a
@@ -1054,6 +1090,11 @@ class CandidateEvaluator:
             [(f"inputs x{LARGE:g}", lambda: each(lambda x: x * LARGE))],
             [(f"inputs x{WIDER:g}", lambda: each(lambda x: x * WIDER))],
             [(f"inputs x{SMALL:g}", lambda: each(lambda x: x * SMALL))],
+            *(
+                [[(f"inputs x{factor:g}", lambda factor=factor: each(lambda x: x * factor))] for factor in BEYOND_HALF]
+                if self.operator.spec.precision in ("tf32", "bf16")
+                else []
+            ),
             [("inputs offset", lambda: each(offset))],
             [(f"inputs offset by {OFFSET_FAR:g}x their spread", lambda: each(far))],
             [("NaN and +inf entries", lambda: first_only(nonfinite))],
