@@ -1754,8 +1754,15 @@ class CandidateEvaluator:
             reduced = math.sqrt(max(1.0, produced / t.numel())) if t is not None and t.numel() else 1.0
             scales.append((largest if zero else own[k]) * reduced)
         scales += scales[: len(refs) - len(scales)]  # an earlier backward's gradients (again): their targets' size
+        # under a class coarser than fp32, the same call's gradients and outputs with its products' operands rounded
+        # to the class, forward and backward (class_slack's, for a call)
+        same_call = {"layout": layout, "second": second_seed, "wanted": wanted} if second else {"layout": layout}
+        same_call |= {} if second else {"scale": scale, "again": again_seed, "spread": spread}
+        class_grads, class_outs = self.class_call(
+            model, frozen_params, train, on_device, frozen, nonleaf, seed, same_call | options
+        )
         tolerances: list[Tolerance | None] = []
-        for ref, w, scale in zip(refs, wide, scales, strict=True):
+        for k, (ref, w, scale) in enumerate(zip(refs, wide, scales, strict=True)):
             if ref is None:
                 tolerances.append(None)
                 continue
@@ -1764,8 +1771,23 @@ class CandidateEvaluator:
             slack = SLACK_ULPS * eps * ref.abs().nan_to_num(0.0, 0.0, 0.0).clamp(min=scale)
             if w is not None and w.shape == ref.shape:
                 slack = torch.maximum(slack, NOISE_FACTOR * (w.detach() - ref.double()).abs().nan_to_num(0.0, 0.0, 0.0))
+            classed = class_grads[k] if k < len(class_grads) else None
+            if classed is not None and classed.shape == ref.shape:
+                slack = slack + CLASS_NOISE_FACTOR * (classed.detach().double() - ref.double()).abs().nan_to_num(
+                    0.0, 0.0, 0.0
+                )
             tolerance = strengthened(ref, self.tolerance, self.rules.tolerance.probe_scale)
             tolerances.append(dataclasses.replace(tolerance, slack=slack.to(ref.dtype)))
+        output_tolerances = self.trial_tolerances(outs)
+        if class_outs:
+            gaps = [
+                CLASS_NOISE_FACTOR
+                * (c.detach().double() - o.detach().double()).abs().nan_to_num(0.0, 0.0, 0.0).to(o.dtype)
+                if isinstance(c, torch.Tensor) and c.shape == o.shape
+                else None
+                for c, o in zip(class_outs, outs, strict=False)
+            ]
+            output_tolerances = with_slacks(output_tolerances, gaps)
         return {
             "trial": trial,
             "reweighted": reweighted,  # run with the reweighted call's state (the worker sets it in place first)
@@ -1778,7 +1800,7 @@ class CandidateEvaluator:
             "refs": [r.detach() if r is not None else None for r in refs],
             "tolerances": tolerances,
             "outputs": outs,
-            "output_tolerances": self.trial_tolerances(outs),
+            "output_tolerances": output_tolerances,
             "buffer_names": [n for n, _ in buffers],
             "buffers": [b for _, b in buffers],
         } | extra
@@ -1803,6 +1825,34 @@ class CandidateEvaluator:
                 cotangents = [g.detach().requires_grad_(True) for g in cotangents]
             grads = torch.autograd.grad(outs, tensors, cotangents, allow_unused=True, create_graph=True)
         return [n for n, g in zip(names, grads, strict=True) if g is not None and g.requires_grad]
+
+    def class_call(
+        self,
+        model: nn.Module,
+        frozen_params: tuple[str, ...],
+        train: bool,
+        inputs: list[Any],
+        frozen: bool,
+        nonleaf: bool,
+        seed: int,
+        options: dict[str, Any],
+    ) -> tuple[list[torch.Tensor | None], list[torch.Tensor]]:
+        """A gradient call (gradients.compute with `options`) under ClassRounding, forward and backward: its gradients
+        and outputs; empty where the class is fp32 or the model refuses the run."""
+        rounding = CLASS_ROUNDING.get(self.operator.spec.precision)
+        if rounding is None:
+            return [], []
+        try:
+            with ClassRounding(rounding):
+                _, grads, outs = gradients.compute(
+                    frozen_copy(model, frozen_params).train(train),
+                    gradients.with_grad(inputs, frozen, nonleaf),
+                    seed,
+                    **options,
+                )
+        except Exception:  # noqa: BLE001 - no class run: the call's other slack stands
+            return [], []
+        return list(grads), list(outs)
 
     def gradients_fp64(
         self,
