@@ -122,13 +122,6 @@ NAN_AMBIGUOUS = frozenset(
         "leaky_relu",
         "elu",
         "max_pool2d_with_indices",
-        # fused attention: a NaN in q may stay in its row or not, by backend (CPU's flash kernel drops it)
-        "scaled_dot_product_attention",
-        "_scaled_dot_product_flash_attention",
-        "_scaled_dot_product_flash_attention_for_cpu",
-        "_scaled_dot_product_efficient_attention",
-        "_scaled_dot_product_cudnn_attention",
-        "_scaled_dot_product_attention_math",
         "max_pool1d",
         "max_pool2d",
         "max_pool3d",
@@ -530,6 +523,25 @@ def strided(x: torch.Tensor, family: str = "transposed") -> torch.Tensor:
     return view.copy_(x)
 
 
+def math_attention() -> Any:
+    """A context in which scaled_dot_product_attention runs its math form (plain products and a softmax) and
+    nn.MultiheadAttention / TransformerEncoderLayer leave their fused fast path: ops the dispatch level sees one by
+    one, with the NaN semantics of the formula."""
+    stack = contextlib.ExitStack()
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        stack.enter_context(sdpa_kernel([SDPBackend.MATH]))
+    except (ImportError, RuntimeError):  # a torch without the selector: its default backends
+        pass
+    mha = getattr(torch.backends, "mha", None)
+    if mha is not None and hasattr(mha, "set_fastpath_enabled"):
+        before = mha.get_fastpath_enabled()
+        mha.set_fastpath_enabled(False)
+        stack.callback(mha.set_fastpath_enabled, before)
+    return stack
+
+
 def tf32_rounded(x: torch.Tensor) -> torch.Tensor:
     """fp32 values rounded to TF32's 10 explicit mantissa bits (to nearest, ties away, as cvt.rna.tf32 and the
     interpreter's emulation round), infinities and NaN as they are."""
@@ -552,6 +564,7 @@ FUSED_ATTENTION = frozenset(
         "_scaled_dot_product_flash_attention_for_cpu",
         "_scaled_dot_product_efficient_attention",
         "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_attention_math",  # one op at the dispatch level too
     }
 )
 
@@ -1152,7 +1165,9 @@ class CandidateEvaluator:
                 if candidate is None:  # does not apply to these inputs
                     continue
                 try:
-                    out = self.run_reference(model, to_device(candidate, self.device))
+                    # a fused attention's NaN handling is the math form's (CPU's flash kernel drops a NaN in q)
+                    with math_attention() if note.startswith("NaN") else contextlib.nullcontext():
+                        out = self.run_reference(model, to_device(candidate, self.device))
                 except Exception:  # the reference refuses these inputs: not a trial
                     continue
                 outs = [t for t in as_outputs(out) if isinstance(t, torch.Tensor)]
@@ -1240,7 +1255,7 @@ class CandidateEvaluator:
         on_device = to_device(inputs, self.device)
         flags = torch.backends.cudnn.flags(enabled=True, allow_tf32=False) if self.is_cuda else contextlib.nullcontext()
         try:
-            with torch.no_grad(), flags:
+            with torch.no_grad(), flags, math_attention():  # fused attention paths run their products one by one
                 truth = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in on_device])
                 with ClassRounding(rounding):
                     rounded = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in on_device])
@@ -1843,7 +1858,7 @@ class CandidateEvaluator:
         if rounding is None:
             return [], []
         try:
-            with ClassRounding(rounding):
+            with ClassRounding(rounding), math_attention():
                 _, grads, outs = gradients.compute(
                     frozen_copy(model, frozen_params).train(train),
                     gradients.with_grad(inputs, frozen, nonleaf),
