@@ -1735,7 +1735,7 @@ class CandidateEvaluator:
             dense_seed = secrets.randbits(62)
             dense = frozen_copy(model, frozen_params).train(train)
             same = {"second": second_seed, "wanted": wanted, "constant": constant, "second_layout": second_layout}
-            same |= {"mask": mask, "unused": unused}  # the same gradients, from a dense upstream
+            same |= {"mask": mask, "unused": unused, "again": again_seed}  # the same gradients, from a dense upstream
             typical = gradients.compute(
                 dense, gradients.with_grad(on_device, frozen), dense_seed, scale=scale, spread=spread, **same
             )[1]
@@ -1751,7 +1751,13 @@ class CandidateEvaluator:
                 second_seed,
                 wanted,
                 spread,
-                {"constant": constant, "second_layout": second_layout, "mask": mask},
+                {
+                    "constant": constant,
+                    "second_layout": second_layout,
+                    "mask": mask,
+                    "unused": unused,
+                    "again": again_seed,
+                },
             )
 
         def peak(t: torch.Tensor | None) -> float:
