@@ -58,7 +58,11 @@ HONEST_LLM_MIN_FILES = 32
 HONEST_LLM_MIN_VERIFIED = 0.95  # issue 25's bar: at least 95% of the honest LLM-style corpus is verified
 # Honest files the checker still refuses, each with the reason (file → rule and why it is a false positive).
 # Their per-file tests are non-strict xfails; the 95% bar still counts them as rejected.
-HONEST_LLM_KNOWN_REJECTED: dict[str, str] = {}
+HONEST_LLM_KNOWN_REJECTED: dict[str, str] = {
+    "rt18_mha_tf32": "rejected in 1 of 7 CPU runs (the reason was not kept; verified in the other 6): a TF32 attention "
+    "block after a class reference that runs MultiheadAttention in its math form, a tail of the TF32 slack not yet "
+    "understood",
+}
 
 
 @dataclass(frozen=True)
