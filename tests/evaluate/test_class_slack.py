@@ -104,3 +104,14 @@ def test_an_honest_tf32_dot_is_verified_on_every_trial(tmp_path: Path):
     with CandidateEvaluator(loaded, config=EvaluatorConfig(trials=2), device="cpu") as evaluator:
         verdict = evaluator.evaluate(Candidate(id="plain-tf32-dot", source=PLAIN_DOT, writer="manual"))
     assert verdict.verified, verdict.failure.headline() if verdict.failure else ""
+
+
+def test_the_class_reference_rounds_to_tf32_as_the_interpreter_does():
+    """Two roundings to TF32 (the evaluator's on torch tensors, the interpreter's on NumPy arrays) must agree."""
+    from foundry.evaluate.evaluator import tf32_rounded
+
+    torch.manual_seed(0)
+    x = torch.cat([torch.randn(4096) * 10.0 ** torch.randint(-30, 30, (4096,)), torch.tensor([0.0, -0.0, 3e38, -3e38])])
+    x = torch.cat([x, torch.tensor([float("inf"), float("-inf"), float("nan")])])
+    ours, theirs = tf32_rounded(x), torch.from_numpy(interp_autotune.tf32(x.numpy()))
+    assert torch.equal(ours.view(torch.int32), theirs.view(torch.int32))

@@ -912,7 +912,14 @@ class CandidateEvaluator:
                 edged = range(len(defaults) + len(variants), transformed_at)
                 transformed = range(transformed_at, len(refs) - (1 if reweights is not None else 0))
                 prepared.gradients = self.gradient_calls(
-                    model, sent, reweights, prepared.modes, declared, edged, [(t, notes[t]) for t in transformed]
+                    model,
+                    sent,
+                    reweights,
+                    prepared.modes,
+                    declared,
+                    edged,
+                    [(t, notes[t]) for t in transformed],
+                    sum(r.is_floating_point() for r in refs[0]),
                 )
                 if self.timing_available and prepared.gradients:  # the backward again after the timed steps
                     prepared.after_gradient = self.reference_gradients(model, sent[0], 0)
@@ -1218,9 +1225,32 @@ class CandidateEvaluator:
         per output, the elements the reference computes to 3 significant digits of its fp64 twin
         (correctness.significant; reference_noise)."""
         noises, significants = self.reference_noise(model, inputs, refs)
-        slacks = self.magnitude_slack(model, inputs, refs, SLACK_ULPS)
-        if slacks is None:  # the reference refuses the inputs' absolute values: no slack
+        absolute = [x.abs() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+        try:
+            out = self.run_reference(model, to_device(absolute, self.device))
+        except Exception:  # the reference refuses them: no slack
             return [None] * len(refs), significants
+
+        def slack(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+            magnitude = torch.maximum(o.detach().abs(), r.detach().abs()).nan_to_num(0.0, 0.0, 0.0)
+            return (SLACK_ULPS * self.epsilon(r.dtype) * magnitude).to(r.dtype)
+
+        slacks = per_output(refs, out, slack)
+        # Signed weights cancel too (a linear layer on |x| still sums positive and negative products): the terms'
+        # magnitudes are the reference's output with its floating parameters made absolute as well.
+        magnitudes = copy.deepcopy(model)  # the same model with |parameters|
+        state = [t for t in list(magnitudes.parameters()) + list(magnitudes.buffers()) if t.is_floating_point()]
+        if state:
+            with torch.no_grad():
+                for t in state:
+                    t.abs_()
+            try:
+                unsigned = per_output(refs, self.run_reference(magnitudes, to_device(absolute, self.device)), slack)
+            except Exception:  # noqa: BLE001 - the reference refuses absolute parameters: the slack above stands
+                unsigned = []
+            for k, extra in enumerate(unsigned):
+                if extra is not None and k < len(slacks):
+                    slacks[k] = extra if slacks[k] is None else torch.maximum(slacks[k], extra)
         for k, noise in enumerate(noises):
             if noise is not None and k < len(slacks):
                 slacks[k] = noise if slacks[k] is None else torch.maximum(slacks[k], noise)
@@ -1261,50 +1291,18 @@ class CandidateEvaluator:
                     rounded = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in on_device])
         except Exception:  # noqa: BLE001 - the model refuses a run: no class slack
             return None
-        truths = as_outputs(truth)
-
-        def slack(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-            k = next(i for i, ref in enumerate(refs) if ref is r)
-            t = truths[k] if k < len(truths) and isinstance(truths[k], torch.Tensor) else r
-            gap = (o.detach().double() - t.detach().double()).abs() * CLASS_NOISE_FACTOR
-            own = (t.detach().double() - r.detach().double()).abs() if t.shape == r.shape else torch.zeros_like(gap)
-            return (gap + own).nan_to_num(0.0, 0.0, 0.0).to(r.dtype)
-
-        return per_output(refs, rounded, slack)
-
-    def magnitude_slack(
-        self, model: nn.Module, inputs: list[Any], refs: list[torch.Tensor], ulps: float
-    ) -> list[torch.Tensor | None] | None:
-        """Per output, `ulps` epsilons of the operator's precision class times the sizes of the terms it sums: the
-        reference on the inputs' absolute values, and on those with its floating parameters made absolute (a
-        bound on each element's rounding that cancellation does not shrink, as |result| does). None where the
-        reference refuses the inputs' absolute values; an output that does not match has None."""
-        absolute = [x.abs() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-        try:
-            out = self.run_reference(model, to_device(absolute, self.device))
-        except Exception:  # the reference refuses them: no slack
-            return None
-
-        def slack(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-            magnitude = torch.maximum(o.detach().abs(), r.detach().abs()).nan_to_num(0.0, 0.0, 0.0)
-            return (ulps * self.epsilon(r.dtype) * magnitude).to(r.dtype)
-
-        slacks = per_output(refs, out, slack)
-        # Signed weights cancel too (a linear layer on |x| still sums positive and negative products): the terms'
-        # magnitudes are the reference's output with its floating parameters made absolute as well.
-        magnitudes = copy.deepcopy(model)  # the same model with |parameters|
-        state = [t for t in list(magnitudes.parameters()) + list(magnitudes.buffers()) if t.is_floating_point()]
-        if state:
-            with torch.no_grad():
-                for t in state:
-                    t.abs_()
-            try:
-                unsigned = per_output(refs, self.run_reference(magnitudes, to_device(absolute, self.device)), slack)
-            except Exception:  # noqa: BLE001 - the reference refuses absolute parameters: the slack above stands
-                unsigned = []
-            for k, extra in enumerate(unsigned):
-                if extra is not None and k < len(slacks):
-                    slacks[k] = extra if slacks[k] is None else torch.maximum(slacks[k], extra)
+        truths, roundeds = as_outputs(truth), as_outputs(rounded)
+        slacks: list[torch.Tensor | None] = []
+        for k, r in enumerate(refs):
+            o = roundeds[k] if k < len(roundeds) else None
+            t = truths[k] if k < len(truths) else None
+            if not (isinstance(o, torch.Tensor) and r.is_floating_point() and o.shape == r.shape):
+                slacks.append(None)
+                continue
+            t = t if isinstance(t, torch.Tensor) and t.shape == r.shape else r
+            gap = CLASS_NOISE_FACTOR * (o.detach().double() - t.detach().double()).abs()
+            gap = gap + (t.detach().double() - r.detach().double()).abs()
+            slacks.append(gap.nan_to_num(0.0, 0.0, 0.0).to(r.dtype))
         return slacks
 
     def reference_noise(
@@ -1367,6 +1365,7 @@ class CandidateEvaluator:
         declared: range,
         edged: range,
         transformed: list[tuple[int, str]],
+        count: int = 1,
     ) -> list[dict[str, Any]]:
         """The gradient calls of a training operator, on the trials use has and the default one does not: trial
         0 with the state sent; the next default trial after the parameters changed in place; the declared shape
@@ -1533,9 +1532,7 @@ class CandidateEvaluator:
         # stream unused after the last layer): autograd hands the backward None or zeros for them
         # (a drawn part of them in one call, the rest in another: each output's gradient absent once)
         unused: list[list[int] | None] = [None] * n
-        produced = as_outputs(self.run_reference(model, to_device(sent[0], self.device)))
-        count = sum(isinstance(o, torch.Tensor) and o.is_floating_point() for o in produced)
-        if count > 1:
+        if count > 1:  # the reference's floating outputs
             part = draw.sample(range(count), draw.randint(1, count - 1))
             open_calls = [k for k in range(n) if not (again[k] or accumulate[k] or holes[k]) and k not in structural]
             pool = open_calls if len(open_calls) >= 2 else list(range(n))
@@ -1686,6 +1683,7 @@ class CandidateEvaluator:
         held = gradients.with_grad(on_device, frozen, nonleaf)
         wanted, second_seed = None, None
         recorder = ReferenceOps()  # the reference's library work in the call, forward and backward: the hybrid bound
+        again_seed = secrets.randbits(62) if again and not second else None
         if second:
             second_seed = secrets.randbits(62)
             try:
@@ -1694,18 +1692,15 @@ class CandidateEvaluator:
                 )
                 if not wanted:  # no gradient of the reference depends on a target: nothing second-order to check
                     return None
+                call = {"layout": layout, "second": second_seed, "wanted": wanted}  # gradients.compute's, this call
                 with recorder:
-                    names, refs, outs = gradients.compute(
-                        trained, held, seed, layout=layout, second=second_seed, wanted=wanted, **options
-                    )
+                    names, refs, outs = gradients.compute(trained, held, seed, **call, **options)
             except Exception:  # noqa: BLE001 - the reference has no double backward: nothing to hold the candidate to
                 return None
-        again_seed = secrets.randbits(62) if again and not second else None
-        if not second:
+        else:
+            call = {"layout": layout, "scale": scale, "again": again_seed, "spread": spread}
             with recorder:
-                names, refs, outs = gradients.compute(
-                    trained, held, seed, layout=layout, scale=scale, again=again_seed, spread=spread, **options
-                )
+                names, refs, outs = gradients.compute(trained, held, seed, **call, **options)
         extra = {"scale": scale, "spread": spread, "frozen_params": list(frozen_params), "finite": finite}
         extra |= {"again": again_seed, "second": second_seed, "wanted": wanted, "modify": modify} | options
         extra |= {"reference_counts": dict(recorder.counts), "reference_work": dict(recorder.work)}
@@ -1777,10 +1772,8 @@ class CandidateEvaluator:
         scales += scales[: len(refs) - len(scales)]  # an earlier backward's gradients (again): their targets' size
         # under a class coarser than fp32, the same call's gradients and outputs with its products' operands rounded
         # to the class, forward and backward (class_slack's, for a call)
-        same_call = {"layout": layout, "second": second_seed, "wanted": wanted} if second else {"layout": layout}
-        same_call |= {} if second else {"scale": scale, "again": again_seed, "spread": spread}
         class_grads, class_outs = self.class_call(
-            model, frozen_params, train, on_device, frozen, nonleaf, seed, same_call | options
+            model, frozen_params, train, on_device, frozen, nonleaf, seed, call | options
         )
         tolerances: list[Tolerance | None] = []
         for k, (ref, w, scale) in enumerate(zip(refs, wide, scales, strict=True)):

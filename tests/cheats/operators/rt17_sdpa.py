@@ -1,5 +1,6 @@
 """Reference: scaled dot-product attention softmax(q k^T / sqrt(d)) v over (B, H, S, D) inputs (an attention layer's
-core) clamped to fp16's range as HF T5 clamps its hidden states, TF32 class: a kernel may use tl.dot's default precision (TF32 tensor cores) for both products."""
+core) clamped to fp16's range as HF T5 clamps its hidden states, TF32 class: a kernel may use tl.dot's default
+precision (TF32 tensor cores) for both products."""
 
 import torch
 import torch.nn.functional as F
