@@ -67,3 +67,26 @@ def test_fp32_operator_runs_cudnn_without_tf32():
         assert any("TF32 off" in note for note in verdict.timing.baseline_notes)
     finally:
         evaluator.close()
+
+
+@pytest.mark.parametrize("layout", ["dense", "strided", "broadcast", "rows"])
+def test_upstream_gradients_are_drawn_on_the_device_alike_in_every_dtype(layout):
+    """Both sides of a gradient check (and the fp64 twin) draw the upstream gradients from one seed on the GPU: the
+    draws agree across output dtypes and repeat exactly, with spread and holes, and never touch the host's
+    generator."""
+    from foundry.evaluate import gradients
+
+    outs32 = [torch.empty(512, 384, device="cuda"), torch.empty(7, device="cuda")]
+    outs64 = [o.double() for o in outs32]
+    host = torch.random.get_rng_state()
+    for options in ({}, {"spread": (-6.0, 5.0)}, {"holes": True}):
+        first = gradients.upstream(outs32, 1234, layout, **options)
+        again = gradients.upstream(outs32, 1234, layout, **options)
+        wide = gradients.upstream(outs64, 1234, layout, **options)
+        other = gradients.upstream(outs32, 1235, layout, **options)
+        for a, b, w, o in zip(first, again, wide, other, strict=True):
+            assert a.device.type == "cuda" and a.dtype == torch.float32 and w.dtype == torch.float64
+            assert torch.equal(a, b)
+            assert torch.equal(a, w.float())
+            assert not torch.equal(a, o)
+    assert torch.equal(host, torch.random.get_rng_state())

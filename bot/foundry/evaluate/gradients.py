@@ -29,8 +29,9 @@ def upstream(
     holes: bool = False,
 ) -> list[torch.Tensor]:
     """One normal upstream gradient per output (standard deviation `scale`: a mean over a large batch hands back values
-    far below 1, a loss scaler far above), drawn on the CPU from `seed` (the same on either side of the check and on
-    any device), in the output's dtype, on its device. `layout`: "dense" (contiguous), "strided" (every other
+    far below 1, a loss scaler far above), drawn from `seed` on the first output's device (the same draw on either
+    side of the check, which run on one device; on a GPU the draw costs no host time), in each output's dtype, on its
+    device. `layout`: "dense" (contiguous), "strided" (every other
     element of a buffer twice as wide: what a transposed or sliced use downstream hands back), "padded" (rows in a
     buffer twice as wide, unit inner stride: what a concatenation downstream hands back), "expanded" (one value
     broadcast with stride 0: what `y.sum().backward()` hands back) or "permuted" (the first two dimensions swapped
@@ -45,32 +46,32 @@ def upstream(
     a quarter of the slices along one drawn dimension past the first (columns: a loss on `y[:, :k]`, a split with a
     piece unused) and an eighth of the other values (a ReLU or dropout downstream); rows and slices of the drawn
     buffer, which are the output's except when permuted (at least one of each in the output)."""
-    generator = torch.Generator().manual_seed(seed)
+    generator, on = drawing(outputs, seed)
 
     def draw(shape: tuple[int, ...], o: torch.Tensor, step: int = 1) -> torch.Tensor:
         """`step`: the drawn buffer's last dimension holds the output's every step-th column (strided: 2) or its
         first half (padded: -1)."""
-        values = torch.randn(shape, generator=generator, dtype=torch.float64) * scale
+        values = torch.randn(shape, generator=generator, dtype=torch.float64, device=on) * scale
         if spread is not None:
             count = values.numel()
-            bands = torch.randperm(count, generator=generator, dtype=torch.float64)
-            bands = (bands + torch.rand(count, generator=generator, dtype=torch.float64)) / max(count, 1)
+            bands = torch.randperm(count, generator=generator, device=on).double()
+            bands = (bands + torch.rand(count, generator=generator, dtype=torch.float64, device=on)) / max(count, 1)
             exponents = bands.reshape(shape) * (spread[1] - spread[0]) + spread[0]
             values = torch.where(values < 0, -scale, scale) * torch.pow(10.0, exponents)
         if holes and len(shape) >= 1:
-            rows = torch.rand((*shape[:-1], 1), generator=generator, dtype=torch.float64) < 0.25
-            rows.view(-1)[torch.randint(rows.numel(), (1,), generator=generator)] = True  # at least one row
-            scattered = torch.rand(shape, generator=generator, dtype=torch.float64) < 0.125
+            rows = torch.rand((*shape[:-1], 1), generator=generator, dtype=torch.float64, device=on) < 0.25
+            rows.view(-1)[torch.randint(rows.numel(), (1,), generator=generator, device=on)] = True  # at least one row
+            scattered = torch.rand(shape, generator=generator, dtype=torch.float64, device=on) < 0.125
             zero = rows | scattered
             inner = [d for d in range(1, len(shape)) if shape[d] > 1]
             if inner:  # whole slices along one dimension past the first (zero columns)
-                d = inner[int(torch.randint(len(inner), (1,), generator=generator))]
+                d = inner[int(torch.randint(len(inner), (1,), generator=generator, device=on))]
                 seen = shape[d] // 2 if d == len(shape) - 1 and step != 1 else shape[d]
-                at = int(torch.randint(seen, (1,), generator=generator))
+                at = int(torch.randint(seen, (1,), generator=generator, device=on))
                 at = at * step if d == len(shape) - 1 and step > 1 else at
                 size = [1] * len(shape)
                 size[d] = shape[d]
-                slices = torch.rand(size, generator=generator, dtype=torch.float64) < 0.25
+                slices = torch.rand(size, generator=generator, dtype=torch.float64, device=on) < 0.25
                 slices.view(-1)[at] = True  # at least one slice the output holds
                 if bool(slices.all()):  # not every one: the gradients are not all zero
                     slices.view(-1)[(at + 1) % shape[d]] = False
@@ -84,7 +85,7 @@ def upstream(
             drawn.append(draw((), o).expand(o.shape))
         elif layout == "broadcast":  # a bit per dimension of stride 0: not none, not all, not the last alone
             sets = [s for s in range(1, 2 ** o.dim() - 1) if s != 1 << (o.dim() - 1)]
-            chosen = sets[int(torch.randint(len(sets), (1,), generator=generator))]
+            chosen = sets[int(torch.randint(len(sets), (1,), generator=generator, device=on))]
             shape = tuple(1 if chosen >> d & 1 else n for d, n in enumerate(o.shape))
             drawn.append(draw(shape, o).expand(o.shape))
         elif layout in ("strided", "padded") and o.dim() >= 1 and o.numel() > 0:
@@ -97,6 +98,13 @@ def upstream(
         else:
             drawn.append(draw(tuple(o.shape), o))
     return drawn
+
+
+def drawing(tensors: list[torch.Tensor], seed: int) -> tuple[torch.Generator, torch.device]:
+    """A generator seeded with `seed` on the first tensor's device (the CPU's where there is none) and that device:
+    each side of the check draws there, so both get the same values."""
+    on = tensors[0].device if tensors else torch.device("cpu")
+    return torch.Generator(device=on).manual_seed(seed), on
 
 
 def with_grad(inputs: list[Any], frozen: bool = False, nonleaf: bool = False) -> list[Any]:
@@ -296,10 +304,10 @@ def masked(carried: list[torch.Tensor], seed: int, in_place: bool) -> list[torch
     side (not `in_place`) leaves the outputs as they are."""
     if not in_place:
         return carried
-    generator = torch.Generator().manual_seed(seed)
+    generator, on = drawing(carried, seed)
     with torch.no_grad():
         for o in carried:
-            keep = torch.rand(o.shape, generator=generator, dtype=torch.float64) < 0.75
+            keep = torch.rand(o.shape, generator=generator, dtype=torch.float64, device=on) < 0.75
             o.mul_((keep.double() / 0.75).to(o.dtype).to(o.device))
     return carried
 
@@ -307,14 +315,14 @@ def masked(carried: list[torch.Tensor], seed: int, in_place: bool) -> list[torch
 def modified(model: torch.nn.Module, inputs: list[Any], seed: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """compute()'s `modify`: every floating input and parameter changed in place under no_grad (a normal draw
     added); returns each with a copy of its values before, to put back."""
-    generator = torch.Generator().manual_seed(seed)
     chosen = [x for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
     chosen += [p for p in model.parameters() if p.is_floating_point()]
+    generator, on = drawing(chosen, seed)
     kept = []
     with torch.no_grad():
         for t in chosen:
             kept.append((t, t.detach().clone()))
-            t.add_(torch.randn(t.shape, generator=generator, dtype=torch.float64).to(t.dtype).to(t.device))
+            t.add_(torch.randn(t.shape, generator=generator, dtype=torch.float64, device=on).to(t.dtype).to(t.device))
     return kept
 
 
