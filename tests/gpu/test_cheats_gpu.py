@@ -28,6 +28,8 @@ from suite import (  # noqa: E402
     assert_rejected_as,
     candidate,
     cases,
+    honest_cases,
+    rejection_text,
 )
 
 pytestmark = pytest.mark.gpu
@@ -38,6 +40,7 @@ FAULT_CASES = cases(FAULTS)
 GPU_CASES = cases(GPU_CANDIDATES)
 GPU_CHEATS = [c for c in GPU_CASES if c.kind is not None]
 GPU_CONTROLS = [c for c in GPU_CASES if c.kind is None]
+HONEST_LLM_CASES = honest_cases()
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +116,13 @@ def test_patching_the_timer_after_binding_changes_nothing(case: Case, evaluators
     # the patched elapsed_time returns 1e-6 ms: a real measurement is the honest kernel's order of magnitude
     assert measured > 0.2 * honest_softmax_ms, (measured, honest_softmax_ms)
     assert measured < 5 * honest_softmax_ms + 0.05, (measured, honest_softmax_ms)
+
+
+@pytest.mark.parametrize("case", [c.param() for c in HONEST_LLM_CASES])
+def test_honest_llm_candidate_is_verified_on_cuda(case, evaluators: Evaluators):
+    """The honest LLM-style corpus on CUDA, where tl.dot's TF32 and cuDNN's convolutions are the real ones (the CPU
+    run has the interpreter's emulation and the class reference's rounding; here they meet real tensor cores)."""
+    verdict = evaluators.get(case.operator).evaluate(candidate(case.source, case.name))
+    evidence = verdict.failure.evidence if verdict.failure else ""
+    assert verdict.verified, f"{case.name} ({case.style}): rejected on CUDA: {rejection_text(verdict)}\n{evidence}"
+    assert verdict.triton_launches > 0
