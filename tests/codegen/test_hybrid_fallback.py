@@ -24,11 +24,7 @@ pytestmark = [pytest.mark.interp]
 # operator → (the aten ops kept, a line of the forward that calls them, the Triton launches around them)
 CASES = {
     "fallback_roll_chain": (["aten.roll.default"], "roll = add.roll([1], [-1])", 2),
-    "fallback_gather_epilogue": (
-        ["aten.index_select.default", "aten.gather.default"],
-        "gather = index_select.gather(1, cols)",
-        1,
-    ),
+    "fallback_gather_epilogue": (["aten.index.Tensor"], "index = x[rows_in_unsqueeze, cols]", 1),
     "fallback_topk_scaled": (["aten.topk.default"], "values, indices = logits.topk(self.k)", 1),
     "fallback_repeat_norm": (["aten.repeat.default"], "repeat = x.repeat([1, self.times])", 1),
 }
@@ -115,11 +111,11 @@ from torch import nn
 FOUNDRY_PRECISION = "fp32"
 """
 
-# calls written other than as `operand.op(args)`: Python indexing (aten.index.Tensor), F.embedding (its operands
-# swapped), a torch function (var_mean has no tensor method), an in-place op run on a copy of its operand
+# calls written other than as `operand.op(args)`: Python indexing (aten.index.Tensor; by two index tensors, one is a
+# gather kernel), a torch function (var_mean has no tensor method), an in-place op run on a copy of its operand
+# (F.embedding, whose operands the call swaps, is a gather kernel now: tests/codegen/test_gathers.py)
 FORMS = {
-    "index_tensor": ("x[:, idx] * 2.0", "index = x[:, idx]"),
-    "embedding": ("F.embedding(idx, x) + 1.0", "embedding = torch.nn.functional.embedding(idx, x)"),
+    "index_tensor": ("x[idx, idx] * 2.0", "index = x[idx, idx]"),
     "var_mean": (
         "torch.var_mean(x, dim=1, keepdim=True)[0] * x",
         "= torch.var_mean(x, [1], correction=1, keepdim=True)",

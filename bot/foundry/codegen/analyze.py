@@ -549,6 +549,8 @@ def view_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
         return "{src}.reshape({like}.shape)"
     if kind == "channel":
         return "{src}.reshape(-1" + ", 1" * params[0] + ")"
+    if kind == "head":  # an embedding of the positions 0..n-1: the table's first n rows
+        return f"{{src}}[:{merger.literal([g.nodes[name].attrs['params'][0] for g in graphs], 'self')}]"
     if kind == "positions":  # the index along dim d, as a column of the dims after it (training.py's one-hot)
         d, trailing = params
         index = f"torch.arange({{src}}.shape[{d}], device={{src}}.device)"

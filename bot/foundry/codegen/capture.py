@@ -648,6 +648,95 @@ class Lowerer:
             return src.args[0]
         return self.add("flip", (xv,), self.shape(xv), src.dtype, dims=d)
 
+    # -- indexing: values taken by an index tensor (codegen/gather.py) ---------------------------------------
+
+    def op_embedding(
+        self,
+        node: fx.Node,
+        weight: Any,
+        indices: Any,
+        padding_idx: int = -1,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> str:
+        """The table's rows picked by the ids (padding_idx and the flags change only the gradient); picked by the
+        positions 0..n-1 (an arange), its first n rows: a view of the table."""
+        ids = self.nodes[self.val(indices)]
+        if ids.op == "positions":
+            table = self.val(weight)
+            meta = node.meta["val"]
+            count = ids.attrs["count"]
+            return self.add(
+                "hostview", (table,), meta.shape, meta.dtype, base=f"{table}_head", view="head", params=[count]
+            )
+        return self.take("aten.embedding.default", node, weight, indices, 0, "rows", "embedding")
+
+    def op_arange(self, node: fx.Node, *args: Any, **kwargs: Any) -> str:
+        """torch.arange(n) where only embeddings read it (learned position embeddings): the positions 0..n-1, which
+        op_embedding turns into the table's first n rows. Any other arange has no template."""
+        target = f"aten.arange.{node.target._overloadname}"  # type: ignore[union-attr]
+        numbers = [a for a in args if isinstance(a, (int, float))]  # (end), (start, end) or (start, end, step)
+        start, end, step = (0, numbers[0], 1) if len(numbers) == 1 else (*numbers, 1)[:3]
+        embedded = all(
+            getattr(u.target, "overloadpacket", None) is torch.ops.aten.embedding and u.args[1] is node
+            for u in node.users
+        )
+        if (start, step) != (0, 1) or not isinstance(end, int) or not embedded:
+            raise UnsupportedError(target, "no Triton template for this op (only positions an embedding reads)")
+        return self.add("positions", (), node.meta["val"].shape, torch.int64, count=end)
+
+    def op_index_select(self, node: fx.Node, x: Any, dim: int, index: Any) -> str:
+        return self.take("aten.index_select.default", node, x, index, dim, "rows", "index_select", flat=True)
+
+    def op_index(self, node: fx.Node, x: Any, indices: Any) -> str:
+        """x[idx], x[:, idx] (advanced indexing by one integer index tensor after full slices): the slices along
+        that dim picked by the index, a negative index counting from the end as torch's do."""
+        target = "aten.index.Tensor"
+        given = [i for i, t in enumerate(indices) if t is not None]
+        if len(given) != 1:
+            raise UnsupportedError(target, f"{len(given)} index tensors (one index tensor is supported)")
+        return self.take(target, node, x, indices[given[0]], given[0], "rows", "index", wrap=True)
+
+    def op_gather(self, node: fx.Node, x: Any, dim: int, index: Any, sparse_grad: bool = False) -> str:
+        return self.take("aten.gather.default", node, x, index, dim, "along", "gather")
+
+    def take(
+        self,
+        target: str,
+        node: fx.Node,
+        x: Any,
+        index: Any,
+        dim: int,
+        form: str,
+        base: str,
+        wrap: bool = False,
+        flat: bool = False,
+    ) -> str:
+        """A take node: src's values picked by an integer index tensor along `dim`. form "rows": whole slices
+        (out = src.shape[:dim] + index.shape + src.shape[dim + 1:]); "along": one value per index element (out =
+        index.shape, at most src.shape outside `dim`). `wrap`: a negative index counts from the end; `flat`: the index
+        counts as 1-d (index_select's 0-d index picks one slice and keeps the dim)."""
+        xv, iv = self.val(x), self.val(index)
+        src, idx = self.nodes[xv], self.nodes[iv]
+        if src.op in ("const", "size") or idx.op in ("const", "size"):
+            raise UnsupportedError(target, "a constant source or index (only tensors are indexed)")
+        if idx.dtype not in (torch.int64, torch.int32):
+            raise UnsupportedError(target, f"an index of dtype {idx.dtype} (int64 and int32 indices are supported)")
+        rank = len(src.shape)
+        if rank == 0:
+            raise UnsupportedError(target, "a 0-d source")
+        d = dim % rank
+        if form == "along" and len(idx.shape) != rank:
+            raise UnsupportedError(target, f"a {len(idx.shape)}-d index into a {rank}-d input")
+        meta = node.meta["val"]
+        return self.add(
+            "take", (xv, iv), tuple(meta.shape), meta.dtype, base=base, dim=d, form=form, wrap=wrap, flat=flat
+        )
+
+    def op_masked_fill(self, node: fx.Node, x: Any, mask: Any, value: Any) -> str:
+        """masked_fill(mask, value): where(mask, value, x) (a 0-d tensor value as well as a number)."""
+        return self.pw("where", self.val(mask), self.val(value), self.val(x))
+
     # -- reductions -------------------------------------------------------------------------------
 
     def op_sum(self, node: fx.Node, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> str:

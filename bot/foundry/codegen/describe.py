@@ -25,6 +25,7 @@ KIND_WORDS = {
     "conv": "a convolution (implicit GEMM or direct loop) with its epilogue",
     "pool": "pooling windows, one output per lane",
     "scan": "a running sum / product along one dim (one program per block of rows, tiles with a carry)",
+    "gather": "values taken by an index tensor, one output element per lane",
 }
 
 
@@ -86,6 +87,10 @@ class Formula:
             return f"{args[0]}[channel]"
         if op == "gather":
             return f"{args[0]}[{args[1]}]"
+        if op == "take" and at["form"] == "along":
+            return f"gather({args[0]}, {at['dim']}, {args[1]})"
+        if op == "take":
+            return f"{args[0]}[{', '.join([':'] * at['dim'] + [args[1]])}]"
         if op == "matmul":
             out = f"{args[0]} @ {args[1]}"
             return f"({out})" if paren else out

@@ -67,6 +67,8 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "scan.BLOCK_M": (1, 2, 4, 8),  # rows per program
     "scan.BLOCK_N": (256, 512, 1024, 2048, 4096),  # the tile a row is scanned in (with a carry across tiles)
     "scan.num_warps": (1, 2, 4, 8),
+    "gather.BLOCK_SIZE": (256, 512, 1024, 2048, 4096),  # output elements per program (one per lane)
+    "gather.num_warps": (1, 2, 4, 8),
     # training operators: what the forward saves for the backward (codegen/training.py): the inputs and parameters
     # only (the backward recomputes what it reads), or also the forward's outputs and per-row statistics
     "train.save": ("inputs", "forward"),
@@ -121,6 +123,8 @@ DEFAULTS: dict[str, Gene] = {
     "scan.BLOCK_M": 1,
     "scan.BLOCK_N": 2048,
     "scan.num_warps": 4,
+    "gather.BLOCK_SIZE": 1024,
+    "gather.num_warps": 4,
     "train.save": "forward",  # a norm's mean and rstd are a few bytes per row; recomputing them is a pass over x
 }
 HYBRID_ONLY = frozenset({"conv.library"})  # genes a strict-policy candidate never carries

@@ -2,9 +2,9 @@
 
 Leaves are the operator's inputs, parameters/buffers, constants and host views (view/layout ops the
 launcher may run outside Triton). Compute nodes are pointwise ops, reductions, a gather along the
-last dim, and matmuls. Under the hybrid policy an aten op no template expresses may stay a "library" node:
-a call of that op in PyTorch on tensors in memory, between the Triton kernels. Capture (capture.py) builds
-it; plan.py cuts it into kernels.
+last dim, values taken by an index tensor (take), and matmuls. Under the hybrid policy an aten op no template
+expresses may stay a "library" node: a call of that op in PyTorch on tensors in memory, between the Triton
+kernels. Capture (capture.py) builds it; plan.py cuts it into kernels.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ class Node:
             return "reduce"
         if self.op in SCANS:
             return "scan"
-        return self.op  # gather, matmul
+        return self.op  # gather, take, matmul
 
     @property
     def numel(self) -> int:

@@ -1264,6 +1264,7 @@ class ColEmitter(SegmentEmitter):
 
 def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str, symbolic: set[str]) -> Emitted:
     from foundry.codegen.conv import ConvEmitter
+    from foundry.codegen.gather import GatherEmitter
     from foundry.codegen.matmul import MatmulEmitter
     from foundry.codegen.pool import PoolEmitter
     from foundry.codegen.scan import ScanEmitter
@@ -1277,6 +1278,7 @@ def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str,
         "conv": ConvEmitter,
         "pool": PoolEmitter,
         "scan": ScanEmitter,
+        "gather": GatherEmitter,
     }[seg.kind]
     return emitter(graph, seg, genes, prefix, symbolic).emit()
 

@@ -11,6 +11,8 @@
   scan        running sums / products (cumsum, cumprod) along one dim, one program per block of rows (the
               scanned dim as a row, strided when it is not the last), with the elementwise ops before and
               after them; rows longer than a tile are scanned tile by tile with a running carry
+  gather      values taken by an index tensor (index_select, embedding, x[idx], torch.gather: take nodes), one
+              output element per lane, with the elementwise ops after them; sources and indices in memory
 
 A value crosses a segment boundary only through memory (a segment output); host views (view,
 transpose, …) run in the launcher on materialized tensors, and so do library calls (the hybrid policy's
@@ -31,7 +33,7 @@ TENSOR_LEAVES = frozenset({"input", "param", "hostview"})
 @dataclass
 class Segment:
     index: int
-    kind: str  # pointwise | row | col | full | matmul | conv | pool | scan
+    kind: str  # pointwise | row | col | full | matmul | conv | pool | scan | gather
     base: tuple[int, ...]  # iteration space (the shape reductions run over, or the output shape)
     dims: tuple[int, ...] = ()  # reduced dims of the base (row, col, full)
     nodes: list[str] = field(default_factory=list)
@@ -151,6 +153,8 @@ class Planner:
                 self.place_gather(node)
             elif node.kind == "scan":
                 self.place_scan(node)
+            elif node.op == "take":
+                self.place_take(node)
             elif node.op == "flip":
                 raise UnsupportedError("aten.flip.default", "a flip is lowered only around a scan along its dim")
             else:
@@ -372,6 +376,24 @@ class Planner:
         self.materialize(src)
         self.new_segment("scan", node, node.shape, (dim,), base_of=src)
 
+    def place_take(self, node: Node) -> None:
+        """A take reads its source and index from memory. It joins an open elementwise or gather segment over
+        its shape (the same lanes pick its values: token and position embeddings added, say), else it starts a
+        gather segment; the elementwise ops after it join that segment as they join a pointwise one."""
+        for arg in node.args:
+            self.materialize(arg)
+        roots = [self.root(a) for a in node.args]
+        made = [self.seg_of[r].index for r in roots if r in self.seg_of]
+        after = max(made, default=-1)  # it launches after the kernels that write its operands
+        if any(self.nodes[r].op == "library" for r in roots):
+            after = len(self.segments) - 1  # and after the library call that makes one
+        for seg in reversed(self.segments[after + 1 :]):
+            if not seg.closed and seg.kind in ("pointwise", "gather") and seg.base == node.shape:
+                seg.kind = "gather"
+                self.join(seg, node)
+                return
+        self.new_segment("gather", node, node.shape)
+
     def scan_prologue(self, seg: Segment, dim: int) -> bool:
         members = set(seg.nodes)
         for name in seg.nodes:
@@ -398,6 +420,13 @@ class Planner:
             self.materialized = saved
 
     def absorbs_now(self, seg: Segment, node: Node) -> bool:
+        if seg.kind == "gather":  # a pointwise segment whose lanes also take values by index
+            return (
+                node.kind == "pointwise"
+                and node.shape == seg.base
+                and all(self.in_segment(seg, a) or a in self.materialized or self.is_scalar(a) for a in node.args)
+                and all(self.fits_flat(a, seg.base) for a in node.args)
+            )
         if seg.kind == "pointwise":
             if node.kind == "pointwise":
                 return (

@@ -1,5 +1,6 @@
-"""Test operator (hybrid fallback): rows picked by index_select and values picked by gather (library calls under
-the hybrid policy), then an elementwise epilogue and a row sum in Triton."""
+"""Test operator (hybrid fallback): values picked by two index tensors, x[rows, cols] (aten.index with two tensors:
+a library call under the hybrid policy; one index tensor would be a gather kernel), then an elementwise epilogue
+and a row sum in Triton."""
 
 import torch
 from torch import nn
@@ -9,8 +10,7 @@ FOUNDRY_PRECISION = "fp32"
 
 class Model(nn.Module):
     def forward(self, x, rows, cols):
-        picked = torch.index_select(x, 0, rows)
-        values = torch.gather(picked, 1, cols)
+        values = x[rows[:, None], cols]
         return torch.relu(values * 2.0 - 1.0).sum(dim=-1)
 
 
