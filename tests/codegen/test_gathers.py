@@ -1,10 +1,11 @@
-"""Gathers (issue 28, "new families in the template writer: gather/scatter"): aten.embedding, aten.index_select,
-aten.index.Tensor with one index tensor and aten.gather are take nodes lowered to gather kernels (codegen/gather.py):
-a flat walk over the output, each lane reading the source at its index with int64 addresses, fused with the
-elementwise ops after it (two takes of one shape share the kernel; an embedding of arange(T) is the table's first T
-rows, a view); masked_fill is an elementwise where. Each
-operator is rendered under the strict policy and verified by the real evaluator under the interpreter (one trial).
-Forms the template cannot do are refused with the op and the reason."""
+"""Gathers and scatters (issue 28, "new families in the template writer: gather/scatter"): aten.embedding,
+aten.index_select, aten.index.Tensor with one index tensor and aten.gather are take nodes lowered to gather kernels
+(codegen/gather.py): a flat walk over the output, each lane reading the source at its index with int64 addresses,
+fused with the elementwise ops after it (two takes of one shape share the kernel; an embedding of arange(T) is the
+table's first T rows, a view); masked_fill is an elementwise where. scatter_add and index_add are scatter kernels: a
+lane per source element adds it into a copy of the base at its index with tl.atomic_add. Each operator is rendered
+under the strict policy and verified by the real evaluator under the interpreter (one trial). Forms the template
+cannot do are refused with the op and the reason."""
 
 from __future__ import annotations
 
@@ -51,6 +52,18 @@ CASES = {
     OPERATORS / "gather_negative_index.py": (["gather"], ["index_idx = tl.where(index_idx < 0, index_idx + index_n"]),
     OPERATORS / "gather_along_middle.py": (["gather"], ["gather_take = (gather_o * gather_n + gather_idx)"]),
     OPERATORS / "gather_narrow_index.py": (["gather"], ["x = x.narrow(0, 0, index.shape[0])"]),
+    BREADTH / "scatter_add_segments.py": (  # zeros(S, C).scatter_add(0, segment[:, None].expand(-1, C), x)
+        ["scatter"],
+        ["y = torch.full(shape, 0.0, device=x.device, dtype=torch.float32)", "tl.atomic_add(y_ptr + y_take, y_val"],
+    ),
+    OPERATORS / "scatter_index_add_middle.py": (
+        ["pointwise", "scatter"],  # the relu'd source is written first: atomics take values from memory
+        ["y = base_in.contiguous().clone()", "y_n = base_in.shape[1]", "y_count = index.numel()"],
+    ),
+    OPERATORS / "scatter_add_along.py": (
+        ["scatter"],
+        ["y_idx = tl.load(index_ptr + offs, mask=mask, other=0).to(tl.int64)", "dim_size=x.shape[1]"],
+    ),
 }
 
 
@@ -68,6 +81,18 @@ def test_gather_verified_under_strict(path: Path) -> None:
     assert launched_kinds(source) == kinds
     for line in lines:
         assert line in code(source), (line, code(source))
+    verdict = evaluate(path, source)
+    assert verdict.verified, explain(verdict)
+
+
+def test_a_training_gather_has_a_scatter_backward_and_is_verified() -> None:
+    path = OPERATORS / "gather_training.py"
+    writer, op = writer_for(path)
+    source = writer.render(op.spec, {})  # type: ignore[attr-defined]
+    body = code(source)
+    assert (
+        "def _gather_training_gather_kernel(" in body and "tl.atomic_add(" in body
+    )  # forward gather, backward scatter
     verdict = evaluate(path, source)
     assert verdict.verified, explain(verdict)
 
@@ -120,7 +145,7 @@ def test_hybrid_lowers_the_take_instead_of_keeping_a_library_call() -> None:
     assert "index_select(" not in code(source) and "Library ops kept" not in source
 
 
-BOOL_INDEX = """
+FORM = """
 import torch
 from torch import nn
 
@@ -128,21 +153,25 @@ FOUNDRY_PRECISION = "fp32"
 
 
 class Model(nn.Module):
-    def forward(self, x, mask):
-        return x[mask] * 2.0
+    def forward(self, x, index):
+        return {expr}
 
 
 def get_inputs():
-    return [torch.randn(64, 32), torch.rand(64) > 0.5]
+    return [torch.randn(64, 32), {index}]
 
 
 def get_init_inputs():
     return []
-
-
-def get_cpu_inputs():
-    return [torch.randn(5, 6), torch.rand(5) > 0.5]
 """
+# forms written here: (the forward's expression, its index input)
+FORMS = {
+    "bool_index": ("x[index] * 2.0", "torch.rand(64) > 0.5"),
+    "scatter_broadcast_index": (  # an index (n, 1) expanded along the dim it scatters over
+        "x.new_zeros(64, 8).scatter_add(1, index[:, None].expand(-1, 32), x)",
+        "torch.randint(0, 8, (64,))",
+    ),
+}
 
 
 @pytest.mark.parametrize(
@@ -150,6 +179,10 @@ def get_cpu_inputs():
     [
         ("gather_two_index_tensors", "aten.index.Tensor: 2 index tensors (one index tensor is supported)"),
         ("bool_index", "aten.index.Tensor: an index of dtype torch.bool (int64 and int32 indices are supported)"),
+        (
+            "scatter_broadcast_index",
+            "aten.scatter_add.default: an index of shape [64, 1] for a source of [64, 32]",
+        ),
         (  # an arange compared with lengths, not positions an embedding reads
             "length_mask_where",
             "aten.arange.default: no Triton template for this op (only positions an embedding reads)",
@@ -162,9 +195,10 @@ def test_forms_the_template_cannot_do_are_refused(form: tuple[str, str], tmp_pat
     path = OPERATORS / f"{name}.py"
     if name == "length_mask_where":
         path = BREADTH / f"{name}.py"
-    elif name == "bool_index":
-        path = tmp_path / "bool_index.py"
-        path.write_text(BOOL_INDEX)
+    elif name in FORMS:
+        expr, index = FORMS[name]
+        path = tmp_path / f"{name}.py"
+        path.write_text(FORM.format(expr=expr, index=index))
     writer, op = writer_for(path)
     diagnosis = writer.check(op.spec)  # type: ignore[attr-defined]
     assert diagnosis is not None and diagnosis.kind == FailureKind.UNSUPPORTED

@@ -78,6 +78,9 @@ SIMPLE_POINTWISE = {
 # The ops a tensor of one value (torch.ones, zeros, full) may feed: elementwise arithmetic, where it is a constant.
 FILLED_USERS = frozenset({"add", "sub", "mul", "div", "where", "maximum", "minimum"})
 
+# Ops that add values into a copy of their first operand (codegen/gather.py), which may be a filled tensor.
+SCATTERS = frozenset({"scatter_add", "index_add"})
+
 # The name a value of each op takes when its decomposition gives it none (node names are the generated
 # source's variable names; builtins like sum, max and abs are never used as names).
 LABELS = {
@@ -531,6 +534,8 @@ class Lowerer:
         for user in node.users:
             packet = getattr(user.target, "overloadpacket", None)
             used_by = getattr(packet, "__name__", str(user.target)).split(".")[-1]
+            if used_by in SCATTERS and user.args[0] is node:
+                continue  # the values a scatter adds to: its output starts filled (op_scatter_add)
             if used_by not in FILLED_USERS:
                 raise UnsupportedError(
                     str(node.target),
@@ -732,6 +737,47 @@ class Lowerer:
         return self.add(
             "take", (xv, iv), tuple(meta.shape), meta.dtype, base=base, dim=d, form=form, wrap=wrap, flat=flat
         )
+
+    def op_scatter_add(self, node: fx.Node, x: Any, dim: int, index: Any, src: Any) -> str:
+        """x.scatter_add(dim, index, src): src's values added into a copy of x at the index along dim, with
+        tl.atomic_add. An index of src's shape adds each element (form "along"); an index (n, 1, ...) expanded over
+        src's trailing dims (segment[:, None].expand(-1, C)) adds whole slices, as index_add does (form "rows")."""
+        target = "aten.scatter_add.default"
+        iv, sv = self.val(index), self.val(src)
+        rank = len(self.shape(sv))
+        d = dim % max(rank, 1)
+        shape = self.shape(iv)
+        if shape == self.shape(sv):
+            form = "along"
+        elif d == 0 and len(shape) == rank and all(s == 1 for s in shape[1:]):
+            form = "rows"
+        else:
+            raise UnsupportedError(target, f"an index of shape {list(shape)} for a source of {list(self.shape(sv))}")
+        return self.scatter(target, node, x, iv, sv, d, form)
+
+    def op_index_add(self, node: fx.Node, x: Any, dim: int, index: Any, source: Any, alpha: Any = 1) -> str:
+        sv = self.val(source) if alpha == 1 else self.pw("mul", self.val(source), self.const(alpha))
+        d = dim % max(len(self.shape(sv)), 1)
+        return self.scatter("aten.index_add.default", node, x, self.val(index), sv, d, "rows")
+
+    def scatter(self, target: str, node: fx.Node, x: Any, iv: str, sv: str, d: int, form: str) -> str:
+        """A scatter node (args index, source, base, and for a filled base the output's size along the dim, a
+        constant that may follow the constructor's arguments): the output is a copy of the base (a new tensor for
+        a filled one), the source's values added at the index along dim `d`."""
+        base = self.val(x)
+        if self.nodes[iv].dtype not in (torch.int64, torch.int32):
+            raise UnsupportedError(target, f"an index of dtype {self.nodes[iv].dtype}")
+        meta = node.meta["val"]
+        if meta.dtype != torch.float32 or len(meta.shape) == 0:
+            raise UnsupportedError(target, f"a {len(meta.shape)}-d {meta.dtype} output (fp32 atomic adds only)")
+        if any(meta.shape[k] != self.shape(sv)[k] for k in range(len(meta.shape)) if k != d):
+            raise UnsupportedError(target, f"an output of {list(meta.shape)} for a source of {list(self.shape(sv))}")
+        args = (iv, sv, base)
+        if self.nodes[base].op == "const":
+            args += (self.add("const", (), (), torch.int64, base="dim_size", value=int(meta.shape[d])),)
+        elif self.nodes[base].op == "size":
+            raise UnsupportedError(target, "a base of a size")
+        return self.add("scatter", args, tuple(meta.shape), meta.dtype, dim=d, form=form)
 
     def op_masked_fill(self, node: fx.Node, x: Any, mask: Any, value: Any) -> str:
         """masked_fill(mask, value): where(mask, value, x) (a 0-d tensor value as well as a number)."""

@@ -26,6 +26,7 @@ KIND_WORDS = {
     "pool": "pooling windows, one output per lane",
     "scan": "a running sum / product along one dim (one program per block of rows, tiles with a carry)",
     "gather": "values taken by an index tensor, one output element per lane",
+    "scatter": "values added at an index tensor's positions with atomic adds, one source element per lane",
 }
 
 
@@ -87,6 +88,8 @@ class Formula:
             return f"{args[0]}[channel]"
         if op == "gather":
             return f"{args[0]}[{args[1]}]"
+        if op == "scatter":
+            return f"scatter_add({args[2]}, {at['dim']}, {args[0]}, {args[1]})"
         if op == "take" and at["form"] == "along":
             return f"gather({args[0]}, {at['dim']}, {args[1]})"
         if op == "take":

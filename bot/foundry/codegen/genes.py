@@ -69,6 +69,8 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "scan.num_warps": (1, 2, 4, 8),
     "gather.BLOCK_SIZE": (256, 512, 1024, 2048, 4096),  # output elements per program (one per lane)
     "gather.num_warps": (1, 2, 4, 8),
+    "scatter.BLOCK_SIZE": (256, 512, 1024, 2048, 4096),  # source elements per program (one atomic add per lane)
+    "scatter.num_warps": (1, 2, 4, 8),
     # training operators: what the forward saves for the backward (codegen/training.py): the inputs and parameters
     # only (the backward recomputes what it reads), or also the forward's outputs and per-row statistics
     "train.save": ("inputs", "forward"),
@@ -125,6 +127,8 @@ DEFAULTS: dict[str, Gene] = {
     "scan.num_warps": 4,
     "gather.BLOCK_SIZE": 1024,
     "gather.num_warps": 4,
+    "scatter.BLOCK_SIZE": 1024,
+    "scatter.num_warps": 4,
     "train.save": "forward",  # a norm's mean and rstd are a few bytes per row; recomputing them is a pass over x
 }
 HYBRID_ONLY = frozenset({"conv.library"})  # genes a strict-policy candidate never carries

@@ -1264,7 +1264,7 @@ class ColEmitter(SegmentEmitter):
 
 def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str, symbolic: set[str]) -> Emitted:
     from foundry.codegen.conv import ConvEmitter
-    from foundry.codegen.gather import GatherEmitter
+    from foundry.codegen.gather import GatherEmitter, ScatterEmitter
     from foundry.codegen.matmul import MatmulEmitter
     from foundry.codegen.pool import PoolEmitter
     from foundry.codegen.scan import ScanEmitter
@@ -1279,6 +1279,7 @@ def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str,
         "pool": PoolEmitter,
         "scan": ScanEmitter,
         "gather": GatherEmitter,
+        "scatter": ScatterEmitter,
     }[seg.kind]
     return emitter(graph, seg, genes, prefix, symbolic).emit()
 

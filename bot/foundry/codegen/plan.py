@@ -13,6 +13,8 @@
               after them; rows longer than a tile are scanned tile by tile with a running carry
   gather      values taken by an index tensor (index_select, embedding, x[idx], torch.gather: take nodes), one
               output element per lane, with the elementwise ops after them; sources and indices in memory
+  scatter     values added at an index (scatter_add, index_add) with atomic adds, one source element per lane,
+              into a copy of the base; alone in its kernel
 
 A value crosses a segment boundary only through memory (a segment output); host views (view,
 transpose, …) run in the launcher on materialized tensors, and so do library calls (the hybrid policy's
@@ -33,7 +35,7 @@ TENSOR_LEAVES = frozenset({"input", "param", "hostview"})
 @dataclass
 class Segment:
     index: int
-    kind: str  # pointwise | row | col | full | matmul | conv | pool | scan | gather
+    kind: str  # pointwise | row | col | full | matmul | conv | pool | scan | gather | scatter
     base: tuple[int, ...]  # iteration space (the shape reductions run over, or the output shape)
     dims: tuple[int, ...] = ()  # reduced dims of the base (row, col, full)
     nodes: list[str] = field(default_factory=list)
@@ -155,6 +157,11 @@ class Planner:
                 self.place_scan(node)
             elif node.op == "take":
                 self.place_take(node)
+            elif node.op == "scatter":  # atomic adds: the output is complete only when the kernel is
+                for arg in node.args:
+                    self.materialize(arg)
+                self.new_segment("scatter", node, node.shape)
+                self.materialize(node.name)
             elif node.op == "flip":
                 raise UnsupportedError("aten.flip.default", "a flip is lowered only around a scan along its dim")
             else:

@@ -34,6 +34,7 @@ FORWARD_ONLY = (
 INTERNAL = frozenset({"others", "row_lengths"})
 ROLES = (
     ("_logaddexp", "log(exp(a) + exp(b)), logcumsumexp's combine in tl.associative_scan and across tiles"),
+    ("_scatter_kernel", "one source element per lane, added into the output at its index with tl.atomic_add"),
     ("_gather_kernel", "one output element per lane, the source read at the index tensor's positions"),
     ("_scan_kernel", "one program per block of rows along the scanned dim, tiles of BLOCK_N with a running carry"),
     ("_split_partial_kernel", "split rows, pass 1: each program reduces one chunk of a row to partial statistics"),
