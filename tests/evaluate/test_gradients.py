@@ -86,6 +86,21 @@ def test_a_spread_upstream_puts_one_value_in_each_band_of_sizes():
     assert torch.equal(a, b)  # the same on either side of the check
 
 
+def test_a_row_spread_upstream_gives_each_row_its_own_size_band():
+    """(lo, hi, 1): one size per row, stratified (as many rows as decades: one row in each), normal values within
+    a row: a statistic along the rows is no normal draw's (a fingerprint of the checked calls fails)."""
+    for seed in range(10):
+        (dy,) = gradients.upstream([torch.empty(6, 400)], seed, spread=(-3.0, 3.0, 1.0))
+        norms = dy.double().pow(2).mean(dim=1).sqrt()
+        sizes = sorted(float(d) for d in torch.log10(norms))
+        for k, size in enumerate(sizes):  # the k-th smallest row in the k-th decade (a sample norm: 0.05 of slack)
+            assert k - 3 - 0.05 <= size <= k - 2 + 0.05, sizes
+        within = dy[0] / norms[0]
+        assert 0.8 < float(within.double().std()) < 1.2 and bool((within > 0).any()) and bool((within < 0).any())
+    (a,), (b,) = (gradients.upstream([torch.empty(3, 5)], 7, spread=(-2.0, 4.0, 1.0)) for _ in range(2))
+    assert torch.equal(a, b)
+
+
 def test_a_loss_may_leave_outputs_out_and_never_all_of_them():
     class Two(torch.nn.Module):
         def forward(self, x):

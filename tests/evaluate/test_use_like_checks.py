@@ -144,7 +144,31 @@ def test_transformed_trials_flip_signs_where_the_reference_accepts_it(tmp_path):
     flipped = found["signs flipped, non-contiguous"]
     assert not flipped.is_contiguous() and (flipped < 0).any() and (flipped > 0).any()
     assert torch.equal(flipped.abs(), x)
-    assert {"inputs x1000", "inputs x0.001", "inputs offset"} <= set(found)
+    assert {"inputs offset", "rows of input 0 scaled apart"} <= set(found)
+    factors = sorted(float(note.removeprefix("inputs x")) for note in found if note.startswith("inputs x"))
+    assert len(factors) == 3  # fp32: small, wider, large
+    small, wider, large = factors
+    assert 10**-3.5 <= small <= 1e-3 and 16 * 10**-0.2 <= wider <= 16 * 10**0.1 and 1e3 <= large <= 10**3.5
+    for note, factor in ((n, float(n.removeprefix("inputs x"))) for n in found if n.startswith("inputs x")):
+        torch.testing.assert_close(found[note], x * factor, rtol=1e-2, atol=0)  # the note names the factor used
+
+
+def test_scaled_trials_move_their_factors_and_rows_apart_each_get_their_own(tmp_path):
+    """The scale factors are secret within their bands (two evaluations draw different ones), and the rows of the
+    rows-apart trial differ in size by more than any one factor could explain: no row statistic matches a known
+    factor."""
+    ev = evaluator(tmp_path, RELU_NONNEG)
+    model = ev.operator.build(True)
+    x = torch.rand(64, 6) + 0.1
+    first = {note for note, _, _ in ev.transformed(model, [x]) if note.startswith("inputs x")}
+    second = {note for note, _, _ in ev.transformed(model, [x]) if note.startswith("inputs x")}
+    assert first != second
+    rows = {note: inputs[0] for note, inputs, _ in ev.transformed(model, [x])}["rows of input 0 scaled apart"]
+    ratio = rows / x  # one factor per row
+    assert torch.allclose(ratio, ratio[:, :1].expand_as(ratio), rtol=1e-5)
+    sizes = ratio[:, 0].log10()
+    assert sizes.min() >= -1.5 and sizes.max() <= 1.5 and sizes.max() - sizes.min() > 1.0
+    assert len({round(float(s), 3) for s in sizes}) > 60
 
 
 def test_transformed_trials_leave_out_inputs_outside_the_domain(tmp_path):

@@ -65,8 +65,8 @@ REVERIFY_TIMING_TRIALS = 200
 REVERIFY_RUNS = 3  # timing runs of a finalist on a GPU (odd: the median is one run's time)
 GPU_SEARCH_CONCURRENCY = 4  # candidates in flight per GPU during a search (`--workers`)
 NOT_MEASURED = "not measured: no CUDA device (candidates ran under the Triton interpreter); timing needs a GPU"
-# Transformed trials (CandidateEvaluator.transformed): inputs scaled by LARGE and by SMALL, and offset by
-# OFFSET times their mean magnitude.
+# Transformed trials (CandidateEvaluator.transformed): inputs scaled by LARGE, WIDER and SMALL (each moved by a secret
+# fraction of a decade within its band), and offset by OFFSET times their mean magnitude.
 LARGE = 1e3
 WIDER = 16.0  # a wider range than the draw's, short of saturating: a softmax's tail spans 1e-30 and below
 SMALL = 1e-3
@@ -74,6 +74,11 @@ SMALL = 1e-3
 # smallest normal one: fp16 has TF32's mantissa, and only its range tells a kernel that casts to it apart.
 BEYOND_HALF = (1e5, 1e-6)
 OFFSET = 3.0
+# A trial whose rows (along the last dimension) each have their own size, log-uniform within ROWS_APART decades of
+# the draw's either way: activations whose per-token norms differ, as real ones do.
+ROWS_APART = 1.5
+ROWS_APART_INPUTS = 2  # such a trial for each of the first two floating inputs
+ROWS_APART_NOTE = "rows of input "
 # A far offset: inputs moved by OFFSET_FAR times their spread (standard deviation), so that the mean is large
 # against the spread (a DC offset, a residual stream that grew): a one-pass variance E[x^2] - E[x]^2 cancels.
 OFFSET_FAR = 100.0
@@ -878,7 +883,10 @@ class CandidateEvaluator:
             transformed_at = len(refs)
             for note, inputs, out in self.transformed(model, self.generated(lambda: op.inputs(self.small))):
                 add(inputs, note, out)
-                slacks[len(refs) - 1], significants[len(refs) - 1] = self.rounding_slack(model, inputs, refs[-1])
+                if not note.startswith(ROWS_APART_NOTE):  # rows of the draw's values, each row at its own size:
+                    # judged as the default trials are (the class slack, no rounding slack of the terms' size, which
+                    # under a tf32 class would pass bf16 operands: only the values, not the kernel, moved)
+                    slacks[len(refs) - 1], significants[len(refs) - 1] = self.rounding_slack(model, inputs, refs[-1])
             tolerances = {
                 t: self.trial_tolerances(refs[t], slacks.get(t), significants.get(t))
                 for t in range(edged_at, len(refs))
@@ -1007,6 +1015,14 @@ class CandidateEvaluator:
         def each(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:
             return [fn(x) if f else x for x, f in zip(inputs, floats, strict=True)]
 
+        # the scale factors, each moved by a secret amount within its band (away from the draw's own spread): no row
+        # statistic tells a scaled trial from use by matching a factor known from this file
+        bands = [(LARGE, 0.0, 0.5), (WIDER, -0.2, 0.1), (SMALL, -0.5, 0.0)]
+        if self.operator.spec.precision in ("tf32", "bf16"):
+            bands += [(BEYOND_HALF[0], 0.0, 0.5), (BEYOND_HALF[1], -0.5, 0.0)]
+        jitter = secrets.SystemRandom()
+        factors = [factor * 10 ** jitter.uniform(lo, hi) for factor, lo, hi in bands]
+
         def offset(x: torch.Tensor) -> torch.Tensor:
             spread = float(x.detach().abs().double().mean())
             return x + OFFSET * (spread if spread > 0 else 1.0)
@@ -1038,9 +1054,16 @@ class CandidateEvaluator:
             spread = float(x.detach().double().std()) if x.numel() > 1 else 0.0
             return x + OFFSET_FAR * (spread if spread > 0 else 1.0)
 
-        def first_only(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # the first floating input
-            k = floats.index(True)
+        def rows_apart(x: torch.Tensor) -> torch.Tensor:  # each row (along the last dimension) times its own factor,
+            rows = x.reshape(-1, x.shape[-1]) if x.dim() >= 2 else x.reshape(1, -1)  # log-uniform over ROWS_APART
+            exponents = (torch.rand(rows.shape[0], 1, dtype=torch.float64) * 2 - 1) * ROWS_APART  # decades each way
+            return (rows * torch.pow(10.0, exponents).to(device=x.device, dtype=x.dtype)).reshape(x.shape)
+
+        def only(k: int, fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # input k alone
             return [fn(x) if i == k else x for i, x in enumerate(inputs)]
+
+        def first_only(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # the first floating input
+            return only(floats.index(True), fn)
 
         def nonfinite(x: torch.Tensor) -> torch.Tensor:  # a quarter of the rows hold a NaN or a +inf entry
             y = x.clone()
@@ -1107,13 +1130,10 @@ class CandidateEvaluator:
                     lambda: each(lambda x: strided(x, "split")) if any(t.dim() >= 2 for t in float_inputs) else None,
                 ),
             ],
-            [(f"inputs x{LARGE:g}", lambda: each(lambda x: x * LARGE))],
-            [(f"inputs x{WIDER:g}", lambda: each(lambda x: x * WIDER))],
-            [(f"inputs x{SMALL:g}", lambda: each(lambda x: x * SMALL))],
-            *(
-                [[(f"inputs x{factor:g}", lambda factor=factor: each(lambda x: x * factor))] for factor in BEYOND_HALF]
-                if self.operator.spec.precision in ("tf32", "bf16")
-                else []
+            *([(f"inputs x{factor:.3g}", lambda factor=factor: each(lambda x: x * factor))] for factor in factors),
+            *(  # one input at a time: scaled together, a product's sum is dominated by a few terms and cancels less
+                [(f"{ROWS_APART_NOTE}{k} scaled apart", lambda k=k: only(k, rows_apart))]
+                for k in [i for i, x in enumerate(inputs) if floats[i] and x.numel() > 1][:ROWS_APART_INPUTS]
             ),
             [("inputs offset", lambda: each(offset))],
             [(f"inputs offset by {OFFSET_FAR:g}x their spread", lambda: each(far))],
@@ -1489,7 +1509,7 @@ class CandidateEvaluator:
         # scaler's 65536 inside; fp16/bf16 within their range), on calls that ask for every gradient where they can
         low = trial_dtype(sent[0]) in (torch.float16, torch.bfloat16)
         scales = [1.0] * n
-        spreads: list[tuple[float, float] | None] = [None] * n
+        spreads: list[tuple[float, ...] | None] = [None] * n
         ranges = [(-4.0, -2.0), (0.5, 1.5)] if low else [(-8.0, -4.0), (1.0, 5.0)]
         whole = [k for k in range(n) if not frozen[k] and not frozen_params[k]]
         others = [k for k in range(n) if k not in whole]
@@ -1504,6 +1524,13 @@ class CandidateEvaluator:
         apart = [k for k in order[2:] if layouts[k] in ("dense", "strided", "padded", "permuted")]
         if apart:
             spreads[apart[0]] = (-5.0, 2.0) if low else (-8.0, 6.0)
+        # and each row's size apart on another (per-example gradients of different sizes), over a secret range of
+        # one to six decades where it lies: no statistic of the values along a reduction tells the checked calls
+        # from use (normal values, a fixed range)
+        if len(apart) > 1:
+            width = draw.uniform(1.0, 3.0 if low else 6.0)
+            lo = draw.uniform(-4.0, 2.0 - width) if low else draw.uniform(-7.0, 5.0 - width)
+            spreads[apart[1]] = (lo, lo + width, 1.0)
         # exact zeros in the upstream gradient (masked rows, a ReLU above) on a call asking for every gradient,
         # its allocations NaN: a backward that skips the rows where dy is zero leaves them unwritten
         holes = [False] * n
@@ -1647,7 +1674,7 @@ class CandidateEvaluator:
         train: bool = False,
         nonleaf: bool = False,
         scale: float = 1.0,
-        spread: tuple[float, float] | None = None,
+        spread: tuple[float, ...] | None = None,
         frozen_params: tuple[str, ...] = (),
         again: bool = False,
         second: bool = False,
@@ -1880,7 +1907,7 @@ class CandidateEvaluator:
         scale: float = 1.0,
         second: int | None = None,
         wanted: list[str] | None = None,
-        spread: tuple[float, float] | None = None,
+        spread: tuple[float, ...] | None = None,
         options: dict[str, Any] | None = None,
     ) -> list[torch.Tensor | None]:
         """The same gradients computed in fp64 (a copy of the model, the same upstream draw): None each where the
@@ -1974,7 +2001,10 @@ class CandidateEvaluator:
                     (expected.get("scale", 1.0) != 1.0, f", upstream gradients of size {expected.get('scale', 1):.2g}"),
                     (
                         expected.get("spread") is not None,
-                        ", upstream values of sizes 1e{:g} to 1e{:g}".format(*(expected.get("spread") or (0, 0))),
+                        ", upstream {} of sizes 1e{:g} to 1e{:g}".format(
+                            "rows" if len(expected.get("spread") or ()) > 2 else "values",
+                            *(expected.get("spread") or (0, 0))[:2],
+                        ),
                     ),
                     (expected.get("again") is not None, ", a second backward through the same graph"),
                     (expected.get("unused") is not None, ", a loss leaving some outputs out"),

@@ -11,6 +11,7 @@ Imports torch only (the worker imports this before candidate code runs)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,7 @@ def upstream(
     seed: int,
     layout: str = "dense",
     scale: float = 1.0,
-    spread: tuple[float, float] | None = None,
+    spread: tuple[float, ...] | None = None,
     holes: bool = False,
 ) -> list[torch.Tensor]:
     """One normal upstream gradient per output (standard deviation `scale`: a mean over a large batch hands back values
@@ -42,17 +43,26 @@ def upstream(
     downstream hands back; expanded at 1-d). `spread` (lo, hi): each value's size drawn apart, log-uniform between
     10**lo and 10**hi and stratified (the exponent's range cut into as many equal bands as values, one value in
     each, in a random order), its sign at random: a threshold on |dy| anywhere in that range is crossed within the
-    call, however few values it holds. `holes`: exact zeros, about a quarter of the rows (a masked or padded loss),
-    a quarter of the slices along one drawn dimension past the first (columns: a loss on `y[:, :k]`, a split with a
-    piece unused) and an eighth of the other values (a ReLU or dropout downstream); rows and slices of the drawn
-    buffer, which are the output's except when permuted (at least one of each in the output)."""
+    call, however few values it holds; (lo, hi, 1): each row's size apart instead (stratified over the rows as above),
+    its values normal within the row (a loss whose per-example gradients differ in size: a weighted or hard-example
+    loss, a classifier's confident rows beside its wrong ones). `holes`: exact zeros, about a quarter of the rows
+    (a masked or padded loss), a quarter of the slices along one drawn dimension past the first (columns: a loss on
+    `y[:, :k]`, a split with a piece unused) and an eighth of the other values (a ReLU or dropout downstream); rows
+    and slices of the drawn buffer, which are the output's except when permuted (at least one of each in the
+    output)."""
     generator, on = drawing(outputs, seed)
 
     def draw(shape: tuple[int, ...], o: torch.Tensor, step: int = 1) -> torch.Tensor:
         """`step`: the drawn buffer's last dimension holds the output's every step-th column (strided: 2) or its
         first half (padded: -1)."""
         values = torch.randn(shape, generator=generator, dtype=torch.float64, device=on) * scale
-        if spread is not None:
+        if spread is not None and len(spread) > 2 and spread[2] and len(shape) >= 1:  # a size per row
+            count = math.prod(shape[:-1])
+            bands = torch.randperm(count, generator=generator, device=on).double()
+            bands = (bands + torch.rand(count, generator=generator, dtype=torch.float64, device=on)) / max(count, 1)
+            exponents = bands.reshape(*shape[:-1], 1) * (spread[1] - spread[0]) + spread[0]
+            values = values * torch.pow(10.0, exponents)
+        elif spread is not None:
             count = values.numel()
             bands = torch.randperm(count, generator=generator, device=on).double()
             bands = (bands + torch.rand(count, generator=generator, dtype=torch.float64, device=on)) / max(count, 1)
@@ -200,7 +210,7 @@ def compute(
     again: int | None = None,
     second: int | None = None,
     wanted: list[str] | None = None,
-    spread: tuple[float, float] | None = None,
+    spread: tuple[float, ...] | None = None,
     holes: bool = False,
     accumulate: bool | str = False,
     constant: bool = False,
@@ -338,7 +348,7 @@ def backwards(
     again: int | None,
     second: int | None,
     wanted: list[str] | None,
-    spread: tuple[float, float] | None,
+    spread: tuple[float, ...] | None,
     holes: bool,
     accumulate: bool | str,
     constant: bool,
@@ -377,7 +387,7 @@ def later_backward(
     scale: float,
     second: int | None,
     wanted: list[str] | None,
-    spread: tuple[float, float] | None,
+    spread: tuple[float, ...] | None,
     holes: bool,
     accumulate: bool | str,
     constant: bool,
