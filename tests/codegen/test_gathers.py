@@ -2,10 +2,10 @@
 aten.index_select, aten.index.Tensor with one index tensor and aten.gather are take nodes lowered to gather kernels
 (codegen/gather.py): a flat walk over the output, each lane reading the source at its index with int64 addresses,
 fused with the elementwise ops after it (two takes of one shape share the kernel; an embedding of arange(T) is the
-table's first T rows, a view); masked_fill is an elementwise where. scatter_add and index_add are scatter kernels: a
-lane per source element adds it into a copy of the base at its index with tl.atomic_add. Each operator is rendered
-under the strict policy and verified by the real evaluator under the interpreter (one trial). Forms the template
-cannot do are refused with the op and the reason."""
+table's first T rows, a view; any other arange is allocated in the forward); masked_fill is an elementwise where.
+scatter_add and index_add are scatter kernels: a lane per source element adds it into a copy of the base at its index
+with tl.atomic_add. Each operator is rendered under the strict policy and verified by the real evaluator under the
+interpreter (one trial). Forms the template cannot do are refused with the op and the reason."""
 
 from __future__ import annotations
 
@@ -52,6 +52,14 @@ CASES = {
     OPERATORS / "gather_negative_index.py": (["gather"], ["index_idx = tl.where(index_idx < 0, index_idx + index_n"]),
     OPERATORS / "gather_along_middle.py": (["gather"], ["gather_take = (gather_o * gather_n + gather_idx)"]),
     OPERATORS / "gather_narrow_index.py": (["gather"], ["x = x.narrow(0, 0, index.shape[0])"]),
+    BREADTH / "cosface_one_hot_margin.py": (  # one_hot: labels compared with an arange the forward allocates
+        ["pointwise"],
+        ["arange = torch.arange(cos.shape[1], device=cos.device)", "eq = labels_unsqueeze == arange"],
+    ),
+    BREADTH / "length_mask_where.py": (
+        ["pointwise", "pointwise"],
+        ["arange = torch.arange(x.shape[1], device=x.device)"],
+    ),
     BREADTH / "scatter_add_segments.py": (  # zeros(S, C).scatter_add(0, segment[:, None].expand(-1, C), x)
         ["scatter"],
         ["y = torch.full(shape, 0.0, device=x.device, dtype=torch.float32)", "tl.atomic_add(y_ptr + y_take, y_val"],
@@ -183,19 +191,13 @@ FORMS = {
             "scatter_broadcast_index",
             "aten.scatter_add.default: an index of shape [64, 1] for a source of [64, 32]",
         ),
-        (  # an arange compared with lengths, not positions an embedding reads
-            "length_mask_where",
-            "aten.arange.default: no Triton template for this op (only positions an embedding reads)",
-        ),
     ],
     ids=lambda f: f[0],
 )
 def test_forms_the_template_cannot_do_are_refused(form: tuple[str, str], tmp_path: Path) -> None:
     name, message = form
     path = OPERATORS / f"{name}.py"
-    if name == "length_mask_where":
-        path = BREADTH / f"{name}.py"
-    elif name in FORMS:
+    if name in FORMS:
         expr, index = FORMS[name]
         path = tmp_path / f"{name}.py"
         path.write_text(FORM.format(expr=expr, index=index))

@@ -549,6 +549,13 @@ def view_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
         return "{src}.reshape({like}.shape)"
     if kind == "channel":
         return "{src}.reshape(-1" + ", 1" * params[0] + ")"
+    if kind == "arange":  # allocated in the forward on {src}'s device (capture.op_arange), bounds following the sizes
+        start, end, step = (
+            merger.literal([g.nodes[name].attrs["params"][i] for g in graphs], "self") for i in range(3)
+        )
+        bounds = end if (start, step) == ("0", "1") else ", ".join([start, end] + ([step] if step != "1" else []))
+        dtype = "" if main.dtype == torch.int64 else f", dtype=torch.{str(main.dtype).removeprefix('torch.')}"
+        return f"torch.arange({bounds}, device={{src}}.device{dtype})"
     if kind == "head":  # an embedding of the positions 0..n-1: the table's first n rows
         return f"{{src}}[:{merger.literal([g.nodes[name].attrs['params'][0] for g in graphs], 'self')}]"
     if kind == "positions":  # the index along dim d, as a column of the dims after it (training.py's one-hot)

@@ -677,18 +677,28 @@ class Lowerer:
         return self.take("aten.embedding.default", node, weight, indices, 0, "rows", "embedding")
 
     def op_arange(self, node: fx.Node, *args: Any, **kwargs: Any) -> str:
-        """torch.arange(n) where only embeddings read it (learned position embeddings): the positions 0..n-1, which
-        op_embedding turns into the table's first n rows. Any other arange has no template."""
+        """torch.arange. Where only embeddings read the positions 0..n-1 (learned position embeddings): those
+        positions, which op_embedding turns into the table's first n rows. Otherwise a host view the launcher
+        allocates (torch.arange on the operands' device: an allocation op, which the strict policy allows outside
+        Triton), its bounds following the sizes (analyze.view_expression); the kernels read it from memory."""
         target = f"aten.arange.{node.target._overloadname}"  # type: ignore[union-attr]
         numbers = [a for a in args if isinstance(a, (int, float))]  # (end), (start, end) or (start, end, step)
+        if len(numbers) != len(args) or not numbers:
+            raise UnsupportedError(target, "bounds that are not numbers")
         start, end, step = (0, numbers[0], 1) if len(numbers) == 1 else (*numbers, 1)[:3]
-        embedded = all(
+        embedded = node.users and all(
             getattr(u.target, "overloadpacket", None) is torch.ops.aten.embedding and u.args[1] is node
             for u in node.users
         )
-        if (start, step) != (0, 1) or not isinstance(end, int) or not embedded:
-            raise UnsupportedError(target, "no Triton template for this op (only positions an embedding reads)")
-        return self.add("positions", (), node.meta["val"].shape, torch.int64, count=end)
+        meta = node.meta["val"]
+        if (start, step) == (0, 1) and isinstance(end, int) and embedded:
+            return self.add("positions", (), meta.shape, torch.int64, count=end)
+        owners = [*self.graph.inputs, *self.graph.params]  # a tensor whose device the arange is allocated on
+        if not owners:
+            raise UnsupportedError(target, "no tensor operand to allocate it beside")
+        return self.add(
+            "hostview", (owners[0],), meta.shape, meta.dtype, base="arange", view="arange", params=[start, end, step]
+        )
 
     def op_index_select(self, node: fx.Node, x: Any, dim: int, index: Any) -> str:
         return self.take("aten.index_select.default", node, x, index, dim, "rows", "index_select", flat=True)
