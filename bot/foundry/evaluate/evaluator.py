@@ -10,6 +10,7 @@ import contextlib
 import copy
 import dataclasses
 import functools
+import itertools
 import json
 import logging
 import math
@@ -75,10 +76,18 @@ SMALL = 1e-3
 BEYOND_HALF = (1e5, 1e-6)
 OFFSET = 3.0
 # A trial whose rows (along the last dimension) each have their own size, log-uniform within ROWS_APART decades of
-# the draw's either way: activations whose per-token norms differ, as real ones do.
+# the draw's either way, and their own tails: activations whose per-token norms and outliers differ, as real ones do.
 ROWS_APART = 1.5
+ROWS_TAIL = 1.5  # and each element times exp(t * z), z standard normal, t secret per row below ROWS_TAIL: heavy tails
 ROWS_APART_INPUTS = 2  # such a trial for each of the first two floating inputs
 ROWS_APART_NOTE = "rows of input "
+# Resized variants (CandidateEvaluator.resized_variants): dimensions of one size set apart, grown to 2n+1 up to
+# RESIZE_GROW (past a tile of the declared size) and shrunk by one above; at most RESIZE_VARIANTS of them; the groups
+# of a size shared by more than RESIZE_SAME_MAX dimensions are not searched (the dimension alone, or all of them).
+RESIZE_GROW = 32
+RESIZE_VARIANTS = 4
+RESIZE_SAME_MAX = 5
+RESIZE_RUNS = 96  # reference runs the search may spend
 # A far offset: inputs moved by OFFSET_FAR times their spread (standard deviation), so that the mean is large
 # against the spread (a DC offset, a residual stream that grew): a one-pass variance E[x^2] - E[x]^2 cancels.
 OFFSET_FAR = 100.0
@@ -1056,8 +1065,11 @@ class CandidateEvaluator:
 
         def rows_apart(x: torch.Tensor) -> torch.Tensor:  # each row (along the last dimension) times its own factor,
             rows = x.reshape(-1, x.shape[-1]) if x.dim() >= 2 else x.reshape(1, -1)  # log-uniform over ROWS_APART
-            exponents = (torch.rand(rows.shape[0], 1, dtype=torch.float64) * 2 - 1) * ROWS_APART  # decades each way
-            return (rows * torch.pow(10.0, exponents).to(device=x.device, dtype=x.dtype)).reshape(x.shape)
+            count = rows.shape[0]  # decades each way, and each element times exp(tail * z), the row's tail drawn in
+            exponents = (torch.rand(count, 1, dtype=torch.float64) * 2 - 1) * ROWS_APART  # [0, ROWS_TAIL): rows
+            tails = torch.rand(count, 1, dtype=torch.float64) * ROWS_TAIL  # from normal to heavy-tailed (kurtosis
+            factors = torch.pow(10.0, exponents) * torch.exp(tails * torch.randn(rows.shape, dtype=torch.float64))
+            return (rows * factors.to(device=x.device, dtype=x.dtype)).reshape(x.shape)  # of outlier features)
 
         def only(k: int, fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # input k alone
             return [fn(x) if i == k else x for i, x in enumerate(inputs)]
@@ -2276,7 +2288,67 @@ class CandidateEvaluator:
                     if accepted(inner):
                         usable.append(inner)
                         break
-        return usable
+        return usable + self.resized_variants(model, inputs, usable)
+
+    def resized_variants(self, model: nn.Module, inputs: list[Any], known: list[list[Any]]) -> list[list[Any]]:
+        """Sizes the declared shapes tie together by chance, set apart: for each dimension of each input, the
+        fewest dimensions of the same size (among the inputs') that the reference accepts resized with it, each
+        such group resized once (2n+1 up to RESIZE_GROW, past a tile of that size; n-1 above, off any multiple):
+        a matmul's M, N and K apart (declared 64 x 256 @ 256 x 64), attention's key length apart from the
+        query's, a kernel that takes one size for another or assumes a size divides its tile is wrong on one.
+        Groups whose shapes a known variant already has are skipped; at most RESIZE_VARIANTS, a secret choice
+        among those that set a size apart first; the search stops after RESIZE_RUNS reference runs."""
+        spots = [
+            (k, d, int(n))
+            for k, x in enumerate(inputs)
+            if isinstance(x, torch.Tensor) and x.numel() > 0
+            for d, n in enumerate(x.shape)
+            if n > 1
+        ]
+        seen = {tuple(tuple(x.shape) for x in v if isinstance(x, torch.Tensor)) for v in known}
+        groups: list[tuple[tuple[int, int], ...]] = []
+        apart: list[bool] = []
+        runs = 0
+        for k, d, n in spots:
+            if any((k, d) in g for g in groups) or runs >= RESIZE_RUNS:
+                continue
+            same = [(j, e) for j, e, m in spots if m == n and (j, e) != (k, d)]
+            if len(same) > RESIZE_SAME_MAX:  # too many to search: alone or all of them
+                tries = [(), tuple(same)]
+            else:
+                tries = [c for r in range(len(same) + 1) for c in itertools.combinations(same, r)]
+            for extra in tries:
+                group = ((k, d), *extra)
+                variant = self.resize(inputs, group, n)
+                runs += 1
+                with math_attention():  # fused attention kernels take mismatched key and value lengths
+                    accepted = variant is not None and self.accepts(model, variant)
+                if accepted:
+                    shapes = tuple(tuple(x.shape) for x in variant if isinstance(x, torch.Tensor))
+                    if shapes not in seen:
+                        seen.add(shapes)
+                        groups.append(group)
+                        apart.append(len(group) <= len(same))  # sets a size apart from another of its value
+                    break
+        draw = secrets.SystemRandom()
+        ranked = sorted(range(len(groups)), key=lambda g: (not apart[g], draw.random()))  # those first
+        chosen = [groups[g] for g in ranked[:RESIZE_VARIANTS]]
+        return [v for g in chosen if (v := self.resize(inputs, g, inputs[g[0][0]].shape[g[0][1]])) is not None]
+
+    @staticmethod
+    def resize(inputs: list[Any], group: tuple[tuple[int, int], ...], n: int) -> list[Any] | None:
+        """The inputs with each (input, dim) of `group` resized from n: grown to 2n+1 (the values again, flipped, and
+        the first slice) up to RESIZE_GROW, else shrunk by one."""
+        out = list(inputs)
+        for k, d in group:
+            x = out[k]
+            if x.shape[d] != n:
+                return None
+            if n <= RESIZE_GROW:
+                out[k] = torch.cat([x, x.flip(d), x.narrow(d, 0, 1)], dim=d)
+            else:
+                out[k] = x.narrow(d, 0, n - 1).clone()
+        return out
 
     def edge_variants(
         self, model: nn.Module, inputs: list[Any], variants: list[list[Any]] | None = None
