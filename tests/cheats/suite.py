@@ -10,6 +10,8 @@ Every candidate file declares what it is in a header of `# key: value` comments:
     # devices: cpu                      (where the cheat applies; default cpu and cuda)
     # isolate: cli                      (only run through `foundry check` in a subprocess)
     # uncaught: why the evaluator misses it today  (the test is a strict xfail)
+    # partly: why the evaluator catches it in only part of its evaluations (a non-strict xfail: the secret draws
+                                        decide; the file stays in the suite as the open case it is)
 
 The honest LLM-style corpus (honest_llm/) has its own two-line header:
 
@@ -44,7 +46,7 @@ GPU_CANDIDATES = HERE / "candidates_gpu"
 FAULTS = HERE / "faults"
 HONEST = HERE / "honest"
 HONEST_LLM = HERE / "honest_llm"
-HEADER = re.compile(r"^# (cheat|fault|operator|expect|config|devices|isolate|uncaught): ?(.*)$")
+HEADER = re.compile(r"^# (cheat|fault|operator|expect|config|devices|isolate|uncaught|partly): ?(.*)$")
 # Honest candidate → its operator.
 HONEST_CASES = {
     "softmax": "softmax_rows",
@@ -77,6 +79,7 @@ class Case:
     devices: tuple[str, ...] = ("cpu", "cuda")
     isolate: str | None = None
     uncaught: str | None = None
+    partly: str | None = None
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -91,6 +94,8 @@ class Case:
         marks = []
         if self.uncaught:
             marks.append(pytest.mark.xfail(strict=True, reason=f"evaluator gap: {self.uncaught}"))
+        elif self.partly:
+            marks.append(pytest.mark.xfail(strict=False, reason=f"caught in part of the evaluations: {self.partly}"))
         if device not in self.devices:
             marks.append(pytest.mark.skip(reason=f"this cheat only applies on {', '.join(self.devices)}"))
         return pytest.param(self, id=self.name, marks=marks)
@@ -143,6 +148,7 @@ def parse_case(path: Path) -> Case:
         devices=devices,
         isolate=fields.get("isolate"),
         uncaught=fields.get("uncaught"),
+        partly=fields.get("partly"),
         extra=fields,
     )
 

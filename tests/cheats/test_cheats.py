@@ -17,6 +17,7 @@ from types import ModuleType
 import pytest
 import torch
 from foundry.core.records import FailureKind, Stage
+from foundry.evaluate.evaluator import tf32_rounded
 from suite import (
     CANDIDATES,
     FAULTS,
@@ -544,3 +545,30 @@ def test_hybrid_work_bound_alone_catches_the_wide_conv(monkeypatch: pytest.Monke
     assert verdict.failure.rule == "non_triton_compute", verdict.failure.headline()
     # under torch.inference_mode the log holds the composite (aten.conv2d), which the grant maps to convolution
     assert "aten.convolution" in verdict.failure.message or "aten.conv2d" in verdict.failure.message
+
+
+@pytest.mark.parametrize("name", ["redteam19_grad_upstream_fingerprint", "redteam19_grad_upstream_shape_fingerprint"])
+def test_upstream_fingerprint_loses_precision_under_a_classifier_loss(name):
+    """The partly caught gradient fingerprints cheat in use: under cross-entropy (scaled as GradScaler scales it) their
+    weight gradient is further from fp64's than TF32 products put it (the checker's own class reference), where on
+    a normal upstream draw they stay as close as it."""
+    model = load_candidate(name, 24, 20).train()
+    torch.manual_seed(0)
+    x, labels = torch.randn(64, 24), torch.randint(0, 20, (64,))
+
+    def weight_gradient(upstream: str) -> tuple[torch.Tensor, torch.Tensor]:
+        model.zero_grad()
+        y = model(x)
+        if upstream == "classifier":
+            (torch.nn.functional.cross_entropy(y, labels) * 65536.0).backward()
+            dy = (torch.softmax(y.detach().double(), -1) - torch.nn.functional.one_hot(labels, 20)) * 65536.0 / 64
+        else:
+            dy = torch.randn(64, 20, dtype=torch.float64)
+            y.backward(dy.float())
+        return model.linear.weight.grad.double(), dy
+
+    for upstream, worse in (("classifier", True), ("normal", False)):
+        got, dy = weight_gradient(upstream)
+        truth = dy.T @ x.double()
+        tf32 = tf32_rounded(dy.float()).double().T @ tf32_rounded(x).double()  # the class reference's products
+        assert (float((got - truth).abs().max()) > 4 * float((tf32 - truth).abs().max())) is worse, upstream

@@ -91,6 +91,7 @@ RESIZE_RUNS = 96  # reference runs the search may spend
 # A far offset: inputs moved by OFFSET_FAR times their spread (standard deviation), so that the mean is large
 # against the spread (a DC offset, a residual stream that grew): a one-pass variance E[x^2] - E[x]^2 cancels.
 OFFSET_FAR = 100.0
+OFFSET_FARTHER = 1e4  # under a tf32/fp16/bf16 class, a second one
 # Transformed trials are judged with a per-element rounding slack: SLACK_ULPS units of the output dtype's epsilon
 # times the reference's output on the inputs' absolute values (a sum's rounding scales with the sum of its terms'
 # magnitudes, not with the result: cancellation).
@@ -1074,6 +1075,10 @@ class CandidateEvaluator:
         def only(k: int, fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # input k alone
             return [fn(x) if i == k else x for i, x in enumerate(inputs)]
 
+        def farther(x: torch.Tensor) -> torch.Tensor:
+            spread = float(x.detach().double().std()) if x.numel() > 1 else 0.0
+            return x + OFFSET_FARTHER * (spread if spread > 0 else 1.0)
+
         def first_only(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # the first floating input
             return only(floats.index(True), fn)
 
@@ -1149,6 +1154,13 @@ class CandidateEvaluator:
             ),
             [("inputs offset", lambda: each(offset))],
             [(f"inputs offset by {OFFSET_FAR:g}x their spread", lambda: each(far))],
+            *(  # a class coarser than fp32 rounds the far trial's products so coarsely that its slack hides a
+                # variance that cancels; farther, E[x^2] - E[x]^2 loses every digit of it (NaN or garbage rows);
+                # the first input alone (an activation; a weight so offset cancels the product's every digit)
+                [[(f"first input offset by {OFFSET_FARTHER:g}x its spread", lambda: first_only(farther))]]
+                if self.operator.spec.precision in PRECISION_EPS
+                else []
+            ),
             [("NaN and +inf entries", lambda: first_only(nonfinite))],
         ]
         labels = [

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 # how an upstream gradient is held (upstream())
+ROW_TAIL = 1.5  # a row-spread upstream: values times exp(t * z_j) per column j, t below this (heavy-tailed rows)
 LAYOUTS = ("dense", "strided", "padded", "expanded", "permuted", "rows", "broadcast")
 
 
@@ -44,12 +45,14 @@ def upstream(
     10**lo and 10**hi and stratified (the exponent's range cut into as many equal bands as values, one value in
     each, in a random order), its sign at random: a threshold on |dy| anywhere in that range is crossed within the
     call, however few values it holds; (lo, hi, 1): each row's size apart instead (stratified over the rows as above),
-    its values normal within the row (a loss whose per-example gradients differ in size: a weighted or hard-example
-    loss, a classifier's confident rows beside its wrong ones). `holes`: exact zeros, about a quarter of the rows
-    (a masked or padded loss), a quarter of the slices along one drawn dimension past the first (columns: a loss on
-    `y[:, :k]`, a split with a piece unused) and an eighth of the other values (a ReLU or dropout downstream); rows
-    and slices of the drawn buffer, which are the output's except when permuted (at least one of each in the
-    output)."""
+    and heavy tails along the rows (the values times exp(t * z_j), z_j normal per column j, t drawn below ROW_TAIL:
+    a few outputs with large gradients in every row, while each column's values stay normal across the rows and
+    cancel in a reduction over them): a loss whose per-example gradients differ in size (a weighted or hard-example
+    loss, a classifier's confident rows beside its wrong ones) and whose outputs matter unequally. `holes`: exact
+    zeros, about a quarter of the rows (a masked or padded loss), a quarter of the slices along one drawn dimension
+    past the first (columns: a loss on `y[:, :k]`, a split with a piece unused) and an eighth of the other values (a
+    ReLU or dropout downstream); rows and slices of the drawn buffer, which are the output's except when permuted (at
+    least one of each in the output)."""
     generator, on = drawing(outputs, seed)
 
     def draw(shape: tuple[int, ...], o: torch.Tensor, step: int = 1) -> torch.Tensor:
@@ -61,7 +64,9 @@ def upstream(
             bands = torch.randperm(count, generator=generator, device=on).double()
             bands = (bands + torch.rand(count, generator=generator, dtype=torch.float64, device=on)) / max(count, 1)
             exponents = bands.reshape(*shape[:-1], 1) * (spread[1] - spread[0]) + spread[0]
-            values = values * torch.pow(10.0, exponents)
+            tail = float(torch.rand((), generator=generator, dtype=torch.float64, device=on)) * ROW_TAIL
+            columns = torch.randn(shape[-1], generator=generator, dtype=torch.float64, device=on)
+            values = values * torch.pow(10.0, exponents) * torch.exp(tail * columns)
         elif spread is not None:
             count = values.numel()
             bands = torch.randperm(count, generator=generator, device=on).double()
