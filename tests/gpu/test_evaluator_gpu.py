@@ -84,9 +84,9 @@ def test_upstream_gradients_are_drawn_on_the_device_alike_in_every_dtype(layout)
         again = gradients.upstream(outs32, 1234, layout, **options)
         wide = gradients.upstream(outs64, 1234, layout, **options)
         other = gradients.upstream(outs32, 1235, layout, **options)
-        for a, b, w, o in zip(first, again, wide, other, strict=True):
+        for a, b, w in zip(first, again, wide, strict=True):
             assert a.device.type == "cuda" and a.dtype == torch.float32 and w.dtype == torch.float64
             assert torch.equal(a, b)
             assert torch.equal(a, w.float())
-            assert not torch.equal(a, o)
+        assert not torch.equal(first[0], other[0])  # another seed, another draw (the 2-d output: holes leave values)
     assert torch.equal(host, torch.random.get_rng_state())
