@@ -386,15 +386,11 @@ class Planner:
     def place_take(self, node: Node) -> None:
         """A take reads its source and index from memory. It joins an open elementwise or gather segment over
         its shape (the same lanes pick its values: token and position embeddings added, say), else it starts a
-        gather segment; the elementwise ops after it join that segment as they join a pointwise one."""
+        gather segment; the elementwise ops after it join that segment as they join a pointwise one. (A kernel
+        launches at its last node, so after whatever writes the take's operands.)"""
         for arg in node.args:
             self.materialize(arg)
-        roots = [self.root(a) for a in node.args]
-        made = [self.seg_of[r].index for r in roots if r in self.seg_of]
-        after = max(made, default=-1)  # it launches after the kernels that write its operands
-        if any(self.nodes[r].op == "library" for r in roots):
-            after = len(self.segments) - 1  # and after the library call that makes one
-        for seg in reversed(self.segments[after + 1 :]):
+        for seg in reversed(self.segments):
             if not seg.closed and seg.kind in ("pointwise", "gather") and seg.base == node.shape:
                 seg.kind = "gather"
                 self.join(seg, node)
