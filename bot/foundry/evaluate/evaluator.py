@@ -1064,13 +1064,16 @@ class CandidateEvaluator:
             spread = float(x.detach().double().std()) if x.numel() > 1 else 0.0
             return x + OFFSET_FAR * (spread if spread > 0 else 1.0)
 
-        def rows_apart(x: torch.Tensor) -> torch.Tensor:  # each row (along the last dimension) times its own factor,
-            rows = x.reshape(-1, x.shape[-1]) if x.dim() >= 2 else x.reshape(1, -1)  # log-uniform over ROWS_APART
-            count = rows.shape[0]  # decades each way, and each element times exp(tail * z), the row's tail drawn in
-            exponents = (torch.rand(count, 1, dtype=torch.float64) * 2 - 1) * ROWS_APART  # [0, ROWS_TAIL): rows
-            tails = torch.rand(count, 1, dtype=torch.float64) * ROWS_TAIL  # from normal to heavy-tailed (kurtosis
+        def rows_apart(x: torch.Tensor) -> torch.Tensor:
+            # each row (along the last dimension) times its own factor, log-uniform over ROWS_APART decades either
+            # way, and each element times exp(t * z) with the row's own t in [0, ROWS_TAIL): rows from normal to
+            # heavy-tailed (outlier features), as real activations have them
+            rows = x.reshape(-1, x.shape[-1]) if x.dim() >= 2 else x.reshape(1, -1)
+            count = rows.shape[0]
+            exponents = (torch.rand(count, 1, dtype=torch.float64) * 2 - 1) * ROWS_APART
+            tails = torch.rand(count, 1, dtype=torch.float64) * ROWS_TAIL
             factors = torch.pow(10.0, exponents) * torch.exp(tails * torch.randn(rows.shape, dtype=torch.float64))
-            return (rows * factors.to(device=x.device, dtype=x.dtype)).reshape(x.shape)  # of outlier features)
+            return (rows * factors.to(device=x.device, dtype=x.dtype)).reshape(x.shape)
 
         def only(k: int, fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # input k alone
             return [fn(x) if i == k else x for i, x in enumerate(inputs)]
