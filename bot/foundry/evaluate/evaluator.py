@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import os
+import re
 import secrets
 import shutil
 import statistics
@@ -1561,7 +1562,8 @@ class CandidateEvaluator:
         # exact zeros in the upstream gradient (masked rows, a ReLU above) on a call asking for every gradient,
         # its allocations NaN: a backward that skips the rows where dy is zero leaves them unwritten
         holes = [False] * n
-        holeable = [k for k in range(n) if layouts[k] not in ("expanded", "permuted", "broadcast")]  # rows stay rows
+        # rows stay rows; one value per row (the rows layout) holds no zero column
+        holeable = [k for k in range(n) if layouts[k] not in ("expanded", "permuted", "broadcast", "rows")]
         holed = draw.choice(
             [k for k in whole if k in holeable] or [k for k in holeable if not frozen[k]] or holeable or list(range(n))
         )
@@ -2798,7 +2800,11 @@ class CandidateEvaluator:
             if any(c.get("inference") for c in calls):
                 checks.append("one call under torch.inference_mode")
             last = len(refs) - 1 if prepared.reweighted else len(refs)
-            transformed = [prepared.notes[t] for t in sorted(prepared.tolerances) if t != last and prepared.notes[t]]
+            transformed = [  # a scale factor by its band (its secret part stays out of the verdict)
+                re.sub(r"^inputs x([0-9.e+-]+)$", lambda m: f"inputs x~1e{round(math.log10(float(m[1]))):+d}", note)
+                for note in (prepared.notes[t] for t in sorted(prepared.tolerances) if t != last)
+                if note
+            ]
             if transformed:
                 checks.append(f"transformed inputs ({'; '.join(transformed)})")
             if prepared.reweighted:
