@@ -90,6 +90,7 @@ def test_a_row_spread_upstream_gives_each_row_its_own_size_band():
     """(lo, hi, 1): one size per row, stratified (as many rows as decades: one row in each), and tails of its own:
     neither a statistic along the rows nor a row's shape is a normal draw's (a fingerprint of the checked calls
     fails)."""
+    kurtoses = []
     for seed in range(10):
         (dy,) = gradients.upstream([torch.empty(6, 400)], seed, spread=(-3.0, 3.0, 1.0))
         medians = dy.double().abs().median(dim=1).values / 0.6745  # a normal row's median |value|: its size
@@ -97,9 +98,10 @@ def test_a_row_spread_upstream_gives_each_row_its_own_size_band():
         for k, size in enumerate(sizes):  # the k-th smallest row in the k-th decade (its tails move the median a bit)
             assert k - 3 - 0.25 <= size <= k - 2 + 0.25, sizes
         centered = dy.double() - dy.double().mean(1, keepdim=True)
-        kurtosis = centered.pow(4).mean(1) / centered.pow(2).mean(1).pow(2)
-        assert float(kurtosis.max()) > 4  # some row's tails heavier than normal ones
+        kurtoses.append(float((centered.pow(4).mean(1) / centered.pow(2).mean(1).pow(2)).mean()))
         assert bool((dy > 0).any(1).all()) and bool((dy < 0).any(1).all())
+    # the tails' weight is the draw's: rows near normal in some calls, heavy-tailed in most
+    assert sum(k > 4 for k in kurtoses) >= 5 and min(kurtoses) < 4, kurtoses
     (a,), (b,) = (gradients.upstream([torch.empty(3, 5)], 7, spread=(-2.0, 4.0, 1.0)) for _ in range(2))
     assert torch.equal(a, b)
 
