@@ -49,10 +49,10 @@ def upstream(
     a few outputs with large gradients in every row, while each column's values stay normal across the rows and
     cancel in a reduction over them): a loss whose per-example gradients differ in size (a weighted or hard-example
     loss, a classifier's confident rows beside its wrong ones) and whose outputs matter unequally. `holes`: exact
-    zeros, about a quarter of the rows (a masked or padded loss), a quarter of the slices along one drawn dimension
-    past the first (columns: a loss on `y[:, :k]`, a split with a piece unused) and an eighth of the other values (a
-    ReLU or dropout downstream); rows and slices of the drawn buffer, which are the output's except when permuted (at
-    least one of each in the output)."""
+    zeros, about a quarter of the rows (a masked or padded loss), a quarter of the slices along the last dimension
+    (columns: a loss on `y[..., :k]`, a split with a piece unused) and, past 2-d, along one drawn dimension between,
+    and an eighth of the other values (a ReLU or dropout downstream); rows and slices of the drawn buffer, which are
+    the output's except when permuted (at least one of each in the output)."""
     generator, on = drawing(outputs, seed)
 
     def draw(shape: tuple[int, ...], o: torch.Tensor, step: int = 1) -> torch.Tensor:
@@ -79,11 +79,15 @@ def upstream(
             scattered = torch.rand(shape, generator=generator, dtype=torch.float64, device=on) < 0.125
             zero = rows | scattered
             inner = [d for d in range(1, len(shape)) if shape[d] > 1]
-            if inner:  # whole slices along one dimension past the first (zero columns)
-                d = inner[int(torch.randint(len(inner), (1,), generator=generator, device=on))]
-                seen = shape[d] // 2 if d == len(shape) - 1 and step != 1 else shape[d]
+            last = len(shape) - 1
+            middle = [d for d in inner if d != last]
+            chosen = [last] if last in inner else []  # zero columns (features no loss term reaches), and past 2-d
+            if middle:  # whole slices along one drawn dimension between too
+                chosen.append(middle[int(torch.randint(len(middle), (1,), generator=generator, device=on))])
+            for d in chosen:
+                seen = shape[d] // 2 if d == last and step != 1 else shape[d]
                 at = int(torch.randint(seen, (1,), generator=generator, device=on))
-                at = at * step if d == len(shape) - 1 and step > 1 else at
+                at = at * step if d == last and step > 1 else at
                 size = [1] * len(shape)
                 size[d] = shape[d]
                 slices = torch.rand(size, generator=generator, dtype=torch.float64, device=on) < 0.25
