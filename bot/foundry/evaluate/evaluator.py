@@ -1061,9 +1061,9 @@ class CandidateEvaluator:
                 rows[1] = rows[1, 0] if bool(rows[1, 0] != 0) else 1.0
             return y
 
-        def far(x: torch.Tensor) -> torch.Tensor:  # the mean far from 0 against the spread
+        def far(x: torch.Tensor, factor: float = OFFSET_FAR) -> torch.Tensor:  # the mean far from 0 against the spread
             spread = float(x.detach().double().std()) if x.numel() > 1 else 0.0
-            return x + OFFSET_FAR * (spread if spread > 0 else 1.0)
+            return x + factor * (spread if spread > 0 else 1.0)
 
         def rows_apart(x: torch.Tensor) -> torch.Tensor:
             # each row (along the last dimension) times its own factor, log-uniform over ROWS_APART decades either
@@ -1078,10 +1078,6 @@ class CandidateEvaluator:
 
         def only(k: int, fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # input k alone
             return [fn(x) if i == k else x for i, x in enumerate(inputs)]
-
-        def farther(x: torch.Tensor) -> torch.Tensor:
-            spread = float(x.detach().double().std()) if x.numel() > 1 else 0.0
-            return x + OFFSET_FARTHER * (spread if spread > 0 else 1.0)
 
         def first_only(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[Any]:  # the first floating input
             return only(floats.index(True), fn)
@@ -1161,7 +1157,14 @@ class CandidateEvaluator:
             *(  # a class coarser than fp32 rounds the far trial's products so coarsely that its slack hides a
                 # variance that cancels; farther, E[x^2] - E[x]^2 loses every digit of it (NaN or garbage rows);
                 # the first input alone (an activation; a weight so offset cancels the product's every digit)
-                [[(f"first input offset by {OFFSET_FARTHER:g}x its spread", lambda: first_only(farther))]]
+                [
+                    [
+                        (
+                            f"first input offset by {OFFSET_FARTHER:g}x its spread",
+                            lambda: first_only(lambda x: far(x, OFFSET_FARTHER)),
+                        )
+                    ]
+                ]
                 if self.operator.spec.precision in PRECISION_EPS
                 else []
             ),
