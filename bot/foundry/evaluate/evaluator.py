@@ -2420,15 +2420,7 @@ class CandidateEvaluator:
             if any(y is not x for y, x in zip(leading, shaped, strict=True)):
                 found.append(leading)
 
-        def accepted(variant: list[Any]) -> bool:
-            try:
-                with torch.no_grad():
-                    model(*to_device([x.clone() if isinstance(x, torch.Tensor) else x for x in variant], self.device))
-            except Exception:  # the reference itself does not accept this shape: not a variant
-                return False
-            return True
-
-        return [variant for variant in found if accepted(variant)]
+        return [variant for variant in found if self.accepts(model, variant)]
 
     def rows_per_batch(self, model: nn.Module, inputs: list[Any], batch: int) -> int:
         """Rows (elements over the last dimension) per batch element, for the edge variant past EDGE_ROWS rows:
