@@ -20,7 +20,7 @@ from torch.func import functional_call
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.overrides import TorchFunctionMode
 
-from foundry.codegen.ir import DEVICE, Graph, Node, Ref, UnsupportedError, usable_name
+from foundry.codegen.ir import DEVICE, SORT_MAX_N, Graph, Node, Ref, UnsupportedError, usable_name
 
 VIEW_OPS = {
     "view",
@@ -95,6 +95,16 @@ LABELS = {
     "size": "count",
     "gparam": "chan",
 }
+
+
+def used_result(node: fx.Node, index: int) -> bool:
+    """Does anything the graph returns depend on result `index` of a tuple-valued node (a pool's or a sort's
+    indices)?"""
+
+    def live(n: fx.Node) -> bool:
+        return any(u.op == "output" or live(u) for u in n.users)
+
+    return any(u.target is operator.getitem and u.args[1] == index and live(u) for u in node.users)
 
 
 def capture_graph(model: nn.Module, inputs: Sequence[Any]) -> fx.GraphModule:
@@ -653,6 +663,81 @@ class Lowerer:
             return src.args[0]
         return self.add("flip", (xv,), self.shape(xv), src.dtype, dims=d)
 
+    # -- sorts and selections along one dim (codegen/sort.py) -------------------------------------------------
+
+    def op_sort(self, node: fx.Node, x: Any, dim: int = -1, descending: bool = False, stable: Any = None) -> tuple:
+        """torch.sort / argsort / msort (aten.sort.default and .stable): values and indices along `dim`, tied values
+        lowest index first (stable=True's order, which is also torch's default on CPU up to 16 elements a row)."""
+        self.tie_order("sort", node, bool(stable))
+        return self.sorted_along("sort", node, x, dim, bool(descending), bool(stable))
+
+    def op_topk(self, node: fx.Node, x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
+        """The k largest (smallest) values along `dim` in order, with their indices (tied values lowest index first).
+        k is a named parameter of the kernel (it may follow a constructor argument)."""
+        if not sorted:
+            raise UnsupportedError("aten.topk.default", "sorted=False (torch leaves the k values in its own order)")
+        if not isinstance(k, int) or not 0 <= k <= SORT_MAX_N:
+            raise UnsupportedError("aten.topk.default", f"k={k!r} (a number up to {SORT_MAX_N})")
+        self.tie_order("topk", node, False)
+        top_k = self.add("const", (), (), torch.int64, base="top_k", value=k, named=True)
+        return self.sorted_along("topk", node, x, dim, bool(largest), False, top_k)
+
+    def op_median(self, node: fx.Node, x: Any, dim: Any = None, keepdim: bool = False) -> tuple:
+        """aten.median.dim: the lower median ((n - 1) // 2 in an ascending stable sort) with its index; a row holding
+        NaN gives NaN at its first NaN (torch's median, whose ties are broken by index too)."""
+        if dim is None:
+            raise UnsupportedError("aten.median.default", "the median of every element (only along one dim)")
+        return self.sorted_along("median", node, x, dim, False, True)
+
+    def op_cummax(self, node: fx.Node, x: Any, dim: int) -> tuple:
+        """The running maximum along `dim` and the index where it was reached (the latest of tied values; NaN
+        stays once met, at the latest NaN's index), as torch's."""
+        return self.sorted_along("cummax", node, x, dim, True, True)
+
+    def op_cummin(self, node: fx.Node, x: Any, dim: int) -> tuple:
+        return self.sorted_along("cummin", node, x, dim, False, True)
+
+    def tie_order(self, op: str, node: fx.Node, stable: bool) -> None:
+        """Under the hybrid policy (`op` a library op), an unstable sort or a topk whose indices are used stays
+        torch's own call: torch orders tied values as its implementation happens to (std::sort past 16 elements a
+        row, nth_element for topk), which no kernel follows; the kernel's order (lowest index first) is kept for
+        the strict policy."""
+        if not stable and op in self.library and used_result(node, 1):
+            raise UnsupportedError(f"aten.{op}", "the indices of tied values (torch's order is its implementation's)")
+
+    def sorted_along(
+        self, op: str, node: fx.Node, x: Any, dim: Any, descending: bool, stable: bool, *extra: str
+    ) -> tuple[str, str]:
+        """A sort-family node `op` over x along `dim` (its values) and a sort_index node of it (the indices)."""
+        target = str(node.target)
+        xv = self.val(x)
+        src = self.nodes[xv]
+        if src.op in ("const", "size"):
+            raise UnsupportedError(target, "a constant input")
+        if src.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            raise UnsupportedError(target, f"a {src.dtype} input (the kernel orders fp32, fp16 and bf16 values)")
+        rank = len(src.shape)
+        if rank == 0:
+            raise UnsupportedError(target, "a 0-d input")
+        d = int(dim) % rank
+        if op in ("sort", "median") and src.shape[d] > SORT_MAX_N:
+            raise UnsupportedError(
+                target, f"rows of {src.shape[d]} elements (a sort holds a row in one tile: at most {SORT_MAX_N})"
+            )
+        values_meta, indices_meta = node.meta["val"]
+        values = self.add(
+            op,
+            (xv, *extra),
+            tuple(values_meta.shape),
+            values_meta.dtype,
+            base="values",
+            dim=d,
+            descending=descending,
+            stable=stable,
+        )
+        indices = self.add("sort_index", (values,), tuple(indices_meta.shape), torch.int64, base="indices")
+        return (values, indices)
+
     # -- indexing: values taken by an index tensor (codegen/gather.py) ---------------------------------------
 
     def op_embedding(
@@ -1189,15 +1274,11 @@ class Lowerer:
         dilation: Any = 1,
         ceil_mode: bool = False,
     ) -> tuple:
-        def live(n: fx.Node) -> bool:
-            return any(u.op == "output" or live(u) for u in n.users)
-
-        for user in node.users:
-            if user.target is operator.getitem and user.args[1] == 1 and live(user):
-                raise UnsupportedError(
-                    f"aten.{node.target.overloadpacket.__name__}",  # type: ignore[union-attr]
-                    "return_indices=True (the argmax indices output has no template)",
-                )
+        if used_result(node, 1):
+            raise UnsupportedError(
+                f"aten.{node.target.overloadpacket.__name__}",  # type: ignore[union-attr]
+                "return_indices=True (the argmax indices output has no template)",
+            )
         out = self.pool(node, "max", x, kernel, stride, padding, dilation, ceil_mode)
         return (out, out)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from foundry.codegen.ir import Graph, Node
+from foundry.codegen.ir import SORTS, Graph, Node
 from foundry.codegen.plan import Segment
 
 # Values shown inside the formula of their one user rather than on a line of their own (x_sum in
@@ -27,6 +27,7 @@ KIND_WORDS = {
     "scan": "a running sum / product along one dim (one program per block of rows, tiles with a carry)",
     "gather": "values taken by an index tensor, one output element per lane",
     "scatter": "values added at an index tensor's positions with atomic adds, one source element per lane",
+    "sort": "a sort or selection along one dim with its indices (one program per block of rows)",
 }
 
 
@@ -94,6 +95,12 @@ class Formula:
             return f"gather({args[0]}, {at['dim']}, {args[1]})"
         if op == "take":
             return f"{args[0]}[{', '.join([':'] * at['dim'] + [args[1]])}]"
+        if op in SORTS:
+            order = {"sort": "descending", "topk": "largest"}.get(op)
+            shown = [*args, f"dim={at['dim']}"] + ([f"{order}={at['descending']}"] if order else [])
+            return f"{op}({', '.join(shown)}).values"
+        if op == "sort_index":
+            return f"{self.nodes[node.args[0]].op}(...).indices"
         if op == "matmul":
             out = f"{args[0]} @ {args[1]}"
             return f"({out})" if paren else out

@@ -71,6 +71,9 @@ SPACE: dict[str, tuple[Gene, ...]] = {
     "gather.num_warps": (1, 2, 4, 8),
     "scatter.BLOCK_SIZE": (256, 512, 1024, 2048, 4096),  # source elements per program (one atomic add per lane)
     "scatter.num_warps": (1, 2, 4, 8),
+    "sort.TILE": (1024, 2048, 4096, 8192),  # elements per program: rows per program = TILE // BLOCK_N (at least 1)
+    "sort.BLOCK_N": (256, 512, 1024, 2048, 4096),  # topk and cummax: the tile a row is walked in (a sort: the row)
+    "sort.num_warps": (1, 2, 4, 8),
     # training operators: what the forward saves for the backward (codegen/training.py): the inputs and parameters
     # only (the backward recomputes what it reads), or also the forward's outputs and per-row statistics
     "train.save": ("inputs", "forward"),
@@ -129,6 +132,9 @@ DEFAULTS: dict[str, Gene] = {
     "gather.num_warps": 4,
     "scatter.BLOCK_SIZE": 1024,
     "scatter.num_warps": 4,
+    "sort.TILE": 4096,  # short rows share a program (a sort's network costs the same for one row or many)
+    "sort.BLOCK_N": 1024,
+    "sort.num_warps": 4,
     "train.save": "forward",  # a norm's mean and rstd are a few bytes per row; recomputing them is a pass over x
 }
 HYBRID_ONLY = frozenset({"conv.library"})  # genes a strict-policy candidate never carries

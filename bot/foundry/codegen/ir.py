@@ -88,6 +88,10 @@ POINTWISE = frozenset(
 )
 REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin"})
 SCANS = frozenset({"cumsum", "cumprod", "logcumsumexp"})  # running sums / products / log-sum-exps along one dim
+# sorts and selections along one dim (codegen/sort.py): each a values node (attrs dim, descending) whose indices, where
+# used, are a "sort_index" node of it
+SORTS = frozenset({"sort", "topk", "median", "cummax", "cummin"})
+SORT_MAX_N = 8192  # the longest row a sort or median holds in one tile (topk and cummax walk longer rows in tiles)
 LEAVES = frozenset({"input", "param", "const", "size", "hostview"})
 
 
@@ -128,7 +132,8 @@ EMITTER_NAMES = frozenset(
     offs one_launch other out out_off outer p_rest part part_mask part_off part_ptr partial partial_ptr phase
     plane pred q q_rest r_rest rank red rk rm rn row row_mask row_off rows rows_in_group s shape shapes sid size
     sk sp spin_limit spins splits src st start start_o sync_ptr tap tile tiles tiles_c v valid valid_m w_tap
-    width wk wv x_plane x_rows xcl xcl_ptr self torch triton tl math nn ctx launch grads""".split()
+    width wk wv x_plane x_rows xcl xcl_ptr self torch triton tl math nn ctx launch grads packed ordered lanes best
+    best_at outc nan_at carry carry_at at block_m""".split()
 )
 DERIVED_SUFFIXES = (
     "_acc _best _c_o _count _delta _dev _idx _ldev _m2 _mean _n _new _o _part _pcount _pdev _pm2 _pmean _prun "
@@ -177,7 +182,9 @@ class Node:
             return "reduce"
         if self.op in SCANS:
             return "scan"
-        return self.op  # gather, take, matmul
+        if self.op in SORTS:
+            return "sort"
+        return self.op  # gather, take, matmul, sort_index
 
     @property
     def numel(self) -> int:

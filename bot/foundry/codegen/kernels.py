@@ -1268,6 +1268,7 @@ def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str,
     from foundry.codegen.matmul import MatmulEmitter
     from foundry.codegen.pool import PoolEmitter
     from foundry.codegen.scan import ScanEmitter
+    from foundry.codegen.sort import SortEmitter
 
     emitter = {
         "pointwise": PointwiseEmitter,
@@ -1280,6 +1281,7 @@ def emit_segment(graph: Graph, seg: Segment, genes: dict[str, Any], prefix: str,
         "scan": ScanEmitter,
         "gather": GatherEmitter,
         "scatter": ScatterEmitter,
+        "sort": SortEmitter,
     }[seg.kind]
     return emitter(graph, seg, genes, prefix, symbolic).emit()
 

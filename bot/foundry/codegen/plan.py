@@ -15,6 +15,8 @@
               output element per lane, with the elementwise ops after them; sources and indices in memory
   scatter     values added at an index (scatter_add, index_add) with atomic adds, one source element per lane,
               into a copy of the base; alone in its kernel
+  sort        a sort or selection along one dim (sort, argsort, topk, median, cummax, cummin): one program per
+              block of rows, its values and indices; alone in its kernel, reading its input from memory
 
 A value crosses a segment boundary only through memory (a segment output); host views (view,
 transpose, …) run in the launcher on materialized tensors, and so do library calls (the hybrid policy's
@@ -35,7 +37,7 @@ TENSOR_LEAVES = frozenset({"input", "param", "hostview"})
 @dataclass
 class Segment:
     index: int
-    kind: str  # pointwise | row | col | full | matmul | conv | pool | scan | gather | scatter
+    kind: str  # pointwise | row | col | full | matmul | conv | pool | scan | gather | scatter | sort
     base: tuple[int, ...]  # iteration space (the shape reductions run over, or the output shape)
     dims: tuple[int, ...] = ()  # reduced dims of the base (row, col, full)
     nodes: list[str] = field(default_factory=list)
@@ -162,6 +164,12 @@ class Planner:
                     self.materialize(arg)
                 self.new_segment("scatter", node, node.shape)
                 self.materialize(node.name)
+            elif node.kind == "sort":  # its values and indices (the sort_index node after it) in one kernel
+                self.materialize(node.args[0])
+                src = node.args[0]
+                self.new_segment("sort", node, self.nodes[src].shape, (node.attrs["dim"],), base_of=src).closed = True
+            elif node.op == "sort_index":
+                self.join(self.seg_of[node.args[0]], node)
             elif node.op == "flip":
                 raise UnsupportedError("aten.flip.default", "a flip is lowered only around a scan along its dim")
             else:

@@ -33,6 +33,11 @@ FORWARD_ONLY = (
 # genes the renderer passes to the emitters (not search genes: never listed as genes)
 INTERNAL = frozenset({"others", "row_lengths"})
 ROLES = (
+    ("_sort_kernel", "one program per block of rows along the dim: packed (value, index) keys ordered in registers"),
+    ("_sort_keys", "packed int64 keys: the value's bits as an ordered integer, then the index (ties: lowest first)"),
+    ("_sort_unpack", "the values and indices of packed keys (_sort_keys)"),
+    ("_sort_rows", "a bitonic sort of each row (the last axis), largest first: partners by a reshape and a sum"),
+    ("_combine", "cummax / cummin's step over (value, index) pairs: the later where it is NaN or not past the earlier"),
     ("_logaddexp", "log(exp(a) + exp(b)), logcumsumexp's combine in tl.associative_scan and across tiles"),
     ("_scatter_kernel", "one source element per lane, added into the output at its index with tl.atomic_add"),
     ("_gather_kernel", "one output element per lane, the source read at the index tensor's positions"),
