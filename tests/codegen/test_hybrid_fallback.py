@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.interp]
 CASES = {
     "fallback_roll_chain": (["aten.roll.default"], "roll = add.roll([1], [-1])", 2),
     "fallback_gather_epilogue": (["aten.index.Tensor"], "index = x[rows_in_unsqueeze, cols]", 1),
-    "fallback_topk_scaled": (["aten.topk.default"], "values, indices = logits.topk(self.k)", 1),
+    "fallback_kthvalue_scaled": (["aten.kthvalue.default"], "values, indices = logits.kthvalue(self.k, -1, True)", 1),
     "fallback_repeat_norm": (["aten.repeat.default"], "repeat = x.repeat([1, self.times])", 1),
 }
 

@@ -1,5 +1,5 @@
-"""Test operator (hybrid fallback): the k largest logits of each row (topk, a library call under the hybrid policy)
-scaled by a softmax over them in Triton; returns the weights and the chosen indices (an MoE router)."""
+"""Test operator (hybrid fallback): the k-th smallest logit of each row with its index (kthvalue, a library call under
+the hybrid policy: no template selects it) subtracted from the row in Triton; returns the margins and the indices."""
 
 import torch
 from torch import nn
@@ -13,8 +13,8 @@ class Model(nn.Module):
         self.k = k
 
     def forward(self, logits):
-        values, indices = torch.topk(logits, self.k, dim=-1)
-        return torch.softmax(values * 2.0, dim=-1), indices
+        values, indices = torch.kthvalue(logits, self.k, dim=-1, keepdim=True)
+        return torch.relu(logits - values) * 2.0, indices
 
 
 def get_inputs():
