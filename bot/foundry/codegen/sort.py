@@ -62,11 +62,10 @@ def _sort_rows(x, LOG_N: tl.constexpr):
     lanes = tl.arange(0, n)[None, :]
     for s in tl.static_range(1, LOG_N + 1):
         down = ((lanes >> s) & 1) == 0
-        for u in tl.static_range(s):
-            t: tl.constexpr = s - 1 - u
-            pairs = tl.reshape(x, [rows, n >> (t + 1), 2, 1 << t])
+        for u in tl.static_range(s):  # distance 2 ** (s - 1 - u)
+            pairs = tl.reshape(x, [rows, n >> (s - u), 2, 1 << (s - 1 - u)])
             partner = tl.reshape(tl.sum(pairs, axis=2, keep_dims=True) - pairs, [rows, n])
-            upper = ((lanes >> t) & 1) == 1
+            upper = ((lanes >> (s - 1 - u)) & 1) == 1
             x = tl.where(down != upper, tl.maximum(x, partner), tl.minimum(x, partner))
     return x"""
 # (value, index) pairs of one row: the later one (b) where it is NaN, or where it is not past the earlier one (a)
