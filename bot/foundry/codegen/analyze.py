@@ -451,7 +451,10 @@ def library_expression(name: str, graphs: list[Graph], merger: Merger) -> str:
     ):
         return f"torch.nn.functional.embedding({args[1]}, {args[0]})"
     if method in FUNCTIONS:
-        return f"{FUNCTIONS[method]}({', '.join(args + [f'{k}={v}' for k, v in kwargs.items()])})"
+        expression = f"{FUNCTIONS[method]}({', '.join(args + [f'{k}={v}' for k, v in kwargs.items()])})"
+        # a convolution's result takes its weight's layout (channels-last on a module converted to it): the kernels
+        # after it read it as contiguous
+        return expression + ".contiguous()" if method == "convolution" else expression
     if first_tensor and hasattr(torch.Tensor, method):
         inplace = method.endswith("_") and not method.startswith("_")
         return f"{args[0]}{'.clone()' if inplace else ''}.{method}({rest})"

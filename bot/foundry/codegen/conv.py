@@ -793,8 +793,9 @@ class ConvEmitter(ChannelEpilogue):
                 ]
             else:
                 lines += [
-                    "# hybrid policy: the library convolution, then the epilogue in one Triton pass",
-                    f"conv_out = torch.convolution({args})",
+                    "# hybrid policy: the library convolution (contiguous: a channels-last weight gives a "
+                    "channels-last result), then the epilogue in one Triton pass",
+                    f"conv_out = torch.convolution({args}).contiguous()",
                     self.epilogue_launch("conv_out", epi),
                 ]
         else:
