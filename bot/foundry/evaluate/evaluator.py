@@ -277,6 +277,8 @@ GRADIENT_SPEC = (  # what the worker needs of a gradient call (the reference's a
     "mask",
     "modify",
     "unused",
+    "quiet",
+    "zero_rows",
 )
 
 
@@ -1618,6 +1620,48 @@ class CandidateEvaluator:
             modify.append(None)
             unused.append(None)
             which[-1] = secrets.randbits(62)
+        # where the reference keeps batch statistics, one call more in train mode with autograd off (statistics
+        # re-estimated as swa_utils.update_bn or test-time adaptation do): its outputs and buffers are judged
+        quiet = [False] * len(picks)
+        if always:
+            picks.append((0, False))
+            layouts.append("dense")
+            frozen.append(True)
+            nonleaf.append(False)
+            train.append(True)
+            scales.append(1.0)
+            spreads.append(None)
+            finite.append(draw.random() < 0.5)
+            frozen_params.append(())
+            again.append(False)
+            holes.append(False)
+            accumulate.append(False)
+            mask.append(None)
+            modify.append(None)
+            unused.append(None)
+            quiet.append(True)
+        # and one on trial 0 with a quarter of the first input's rows zero (padding rows, masked tokens), asking for
+        # every gradient: a backward dividing by a statistic that is zero there (an unclamped norm) gives NaN where
+        # the reference's gradients are finite. Judged on that: subgradients at zero differ between honest kernels
+        zero_rows: list[int | None] = [None] * len(picks)
+        if any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2 for x in sent[0]):
+            picks.append((0, False))
+            layouts.append("dense")
+            frozen.append(False)
+            nonleaf.append(False)
+            train.append(bool(modes.get("train")) or always)
+            scales.append(1.0)
+            spreads.append(None)
+            finite.append(draw.random() < 0.5)
+            frozen_params.append(())
+            again.append(False)
+            holes.append(False)
+            accumulate.append(False)
+            mask.append(None)
+            modify.append(None)
+            unused.append(None)
+            quiet.append(False)
+            zero_rows.append(secrets.randbits(62))
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
         # op's outputs, a dense upstream gradient, train mode where the reference allows it; then two that ask
         # for the derivative of the gradients (a gradient penalty), each upstream gradient in a drawn layout, one
@@ -1649,6 +1693,8 @@ class CandidateEvaluator:
             mask.append(None)
             modify.append(None)
             unused.append(None)
+            quiet.append(False)
+            zero_rows.append(None)
         calls = []
         for k, (t, moved) in enumerate(picks):
             reference = model
@@ -1677,6 +1723,8 @@ class CandidateEvaluator:
                 mask=mask[k],
                 modify=modify[k],
                 unused=unused[k],
+                quiet=quiet[k],
+                zero_rows=zero_rows[k],
             )
             if call is not None:
                 calls.append(call)
@@ -1718,6 +1766,8 @@ class CandidateEvaluator:
         mask: int | None = None,
         modify: int | None = None,
         unused: list[int] | None = None,
+        quiet: bool = False,
+        zero_rows: int | None = None,
     ) -> dict[str, Any] | None:
         """One gradient call of a training operator: a fresh seed for the upstream gradients (held in `layout`),
         the reference's gradients of its floating inputs (unless `frozen`) and parameters (None where an output
@@ -1736,8 +1786,8 @@ class CandidateEvaluator:
         backward (gradients.compute's); the gradients expected are those of the forward that ran, these."""
         seed = secrets.randbits(62)
         options = {"holes": holes, "accumulate": accumulate, "constant": constant, "second_layout": second_layout}
-        options |= {"mask": mask, "unused": unused}
-        on_device = to_device(inputs, self.device)
+        options |= {"mask": mask, "unused": unused, "quiet": quiet}
+        on_device = gradients.zeroed_rows(to_device(inputs, self.device), zero_rows)
         trained = frozen_copy(model, frozen_params).train(train)
         held = gradients.with_grad(on_device, frozen, nonleaf)
         wanted, second_seed = None, None
@@ -1762,6 +1812,7 @@ class CandidateEvaluator:
                 names, refs, outs = gradients.compute(trained, held, seed, **call, **options)
         extra = {"scale": scale, "spread": spread, "frozen_params": list(frozen_params), "finite": finite}
         extra |= {"again": again_seed, "second": second_seed, "wanted": wanted, "modify": modify} | options
+        extra |= {"zero_rows": zero_rows}
         extra |= {"reference_counts": dict(recorder.counts), "reference_work": dict(recorder.work)}
         buffers = [(n, b.detach().clone()) for n, b in trained.named_buffers()] if train else []
         wide = self.gradients_fp64(
@@ -2065,6 +2116,8 @@ class CandidateEvaluator:
                     (expected.get("constant"), ", upstream gradients not requiring grad"),
                     (expected.get("second") is not None, ", double backward (create_graph=True)"),
                     (expected["train"], ", train mode"),
+                    (expected.get("quiet"), " with autograd off (no_grad: statistics re-estimated, no backward)"),
+                    (expected.get("zero_rows") is not None, ", a quarter of the first input's rows zero (padding)"),
                 )
                 if on
             )
@@ -2143,7 +2196,9 @@ class CandidateEvaluator:
                     ref,
                     expected["output_tolerances"][k],
                     kind=FailureKind.MISMATCH,
-                    what=f"{setup}, gradient call's forward (grad enabled, inputs requiring grad), output {k}",
+                    what=f"{setup}, gradient call's forward ("
+                    + ("grad disabled" if expected.get("quiet") else "grad enabled, inputs requiring grad")
+                    + f"), output {k}",
                 )
                 if diag is not None:
                     return diag, records
@@ -2198,6 +2253,17 @@ class CandidateEvaluator:
                 grad = got_grads[k].to(self.device)
                 if ref is None:  # the reference's output does not depend on it: zeros are as good as none
                     ref, tolerance = torch.zeros_like(grad), self.tolerance
+                if expected.get("zero_rows") is not None:  # finite where the reference's is (gradient_calls)
+                    if grad.shape == ref.shape and grad.is_floating_point():
+                        broken = ref.isfinite() & ~grad.isfinite()
+                        if bool(broken.any()):
+                            return failed(
+                                f"{what}: {int(broken.sum())} of {ref.numel()} elements are NaN or infinite where "
+                                "the reference's are finite (a division by a statistic that is zero on a zero row: "
+                                "clamp it as the forward does)",
+                                rule="gradient",
+                            ), records
+                        continue
                 diag = compare(grad, ref, tolerance, kind=FailureKind.MISMATCH, what=what)
                 if diag is not None:
                     rule = "gradient" if diag.kind is FailureKind.MISMATCH else diag.rule
@@ -2750,7 +2816,8 @@ class CandidateEvaluator:
             "fresh": "on new inputs after all other calls",
             "reweighted": "when the parameters were changed in place (a kernel kept values derived from them)",
             "reassigned": "when the parameters were replaced by new objects, as load_state_dict(assign=True) or "
-            "weight tying do (a kernel kept the old parameter objects)",
+            "weight tying do, 4-d and 5-d ones channels-last as Module.to(memory_format=torch.channels_last) leaves "
+            "them (a kernel kept the old parameter objects, or read a weight as contiguous)",
             exchange.PLAIN: "when the memory it allocates holds finite values, as reused memory does in use (checked "
             "calls fill it with NaN: a kernel that reads its uninitialised buffers tells them apart)",
         }

@@ -73,7 +73,8 @@ def call_plan(default_trials: int, trials: int, reweighted: bool = False) -> lis
     reference ran with (a kernel that kept anything derived from the weights returns stale results), then trial
     0 after the parameters were replaced by new objects holding the values sent at first (as
     load_state_dict(assign=True), weight tying or a LoRA merge do: a kernel holding the old objects reads the
-    changed values)."""
+    changed values), 4-d and 5-d ones channels-last (worker.converted: a kernel reading a conv weight as
+    contiguous is wrong on a module converted to channels-last)."""
     regular = trials - 1 if reweighted else trials
     plan = [("trial", i) for i in range(default_trials)]
     if default_trials > 1:

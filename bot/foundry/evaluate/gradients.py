@@ -126,6 +126,26 @@ def drawing(tensors: list[torch.Tensor], seed: int) -> tuple[torch.Generator, to
     return torch.Generator(device=on).manual_seed(seed), on
 
 
+def zeroed_rows(inputs: list[Any], seed: int | None) -> list[Any]:
+    """`inputs` with a quarter of the rows (last-dimension slices; one at least) of the first floating input of two
+    or more dimensions set to zero, drawn from `seed` (padding rows, masked tokens: a norm's backward divides by a
+    statistic that is zero there); the inputs as they are where `seed` is None. Each side of the check zeroes the
+    same rows."""
+    if seed is None:
+        return inputs
+    out = list(inputs)
+    for i, x in enumerate(out):
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2 and x.numel():
+            rows = x.detach().contiguous().clone()
+            flat = rows.view(-1, x.shape[-1])
+            generator, on = drawing([flat], seed)
+            picked = torch.randperm(flat.shape[0], generator=generator, device=on)[: max(1, flat.shape[0] // 4)]
+            flat[picked.to(flat.device)] = 0
+            out[i] = rows
+            break
+    return out
+
+
 def with_grad(inputs: list[Any], frozen: bool = False, nonleaf: bool = False) -> list[Any]:
     """Fresh copies of the floating inputs that require grad (other arguments as they are), in the inputs' own
     layout: a non-contiguous input stays a view with its strides (of a buffer that requires grad). `frozen`:
@@ -228,6 +248,7 @@ def compute(
     in_place: bool = False,
     modify: int | None = None,
     unused: list[int] | None = None,
+    quiet: bool = False,
 ) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
     """The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and the
     forward's floating outputs. `forward` gives a context for the forward, `backward` one for each backward given
@@ -251,7 +272,9 @@ def compute(
     it the gradients are those of the forward that ran (the reference's, computed without the change). Under `mask`
     or `modify`, an exception from the in-place change or the backward is RefusedInPlace. `unused`: the outputs
     (indices among those that carry a gradient) the loss leaves out, where some remain: autograd hands the
-    backward None or zeros for them. Raises what the model
+    backward None or zeros for them. `quiet`: the forward alone with autograd off (batch statistics re-estimated
+    in train mode under no_grad, as swa_utils.update_bn and test-time adaptation run them): no gradients, the
+    forward's floating outputs. Raises what the model
     raises, and RuntimeError where no floating output carries a gradient (a forward-only kernel, or a fast path that
     leaves autograd)."""
     import contextlib
@@ -261,7 +284,7 @@ def compute(
     def observed(kept: list[tuple[str, torch.Tensor]]) -> Any:
         return backward(kept) if backward is not None else contextlib.nullcontext()
 
-    with torch.enable_grad():
+    with torch.set_grad_enabled(not quiet):
         with forward() if forward is not None else contextlib.nullcontext():
             out = model(*inputs)
         returned = list(out) if isinstance(out, (tuple, list)) else [out]
@@ -269,6 +292,8 @@ def compute(
         if foreign:  # its methods would run here, where nothing observes them
             raise TypeError(f"the forward returned a tensor subclass ({', '.join(foreign)}), not a plain tensor")
         outs = differentiable(out)
+        if quiet:
+            return [], [], [o.detach() for o in outs]
         carried = [o for o in outs if o.requires_grad]
         if not carried:
             raise RuntimeError(

@@ -338,8 +338,10 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         if label == "reweighted":
             restore = set_state(model, reweights, torch)
             state_before.update({name: snapshot(t, torch) for name, t in state.items()})
-        if label == "reassigned":  # new parameter objects holding the values sent at first
-            model.load_state_dict({k: v.detach().clone() for k, v in restore.items()}, strict=True, assign=True)
+        if label == "reassigned":  # new parameter objects holding the values sent at first, laid out as a module
+            # converted by .to(memory_format=torch.channels_last) holds them (a kernel must read a conv weight by
+            # its strides, or make it contiguous)
+            model.load_state_dict({k: converted(v, torch) for k, v in restore.items()}, strict=True, assign=True)
             restore = {}
             named_state.clear()
             named_state.update(dict(model.named_parameters()) | dict(model.named_buffers()))
@@ -579,7 +581,8 @@ def gradient_check(
                 name for (name, t), b in zip(kept, before, strict=True) if not same_values(t.detach(), b, torch)
             ]
 
-        inputs = gradients.with_grad(inputs_of(trial), bool(setup.get("frozen")), bool(setup.get("nonleaf")))
+        sent = gradients.zeroed_rows(inputs_of(trial), setup.get("zero_rows"))
+        inputs = gradients.with_grad(sent, bool(setup.get("frozen")), bool(setup.get("nonleaf")))
         if finite:
             poison.reuse_from([x.detach().clone() for x in inputs if isinstance(x, torch.Tensor)])
         frozen_params = set(setup.get("frozen_params") or [])
@@ -615,6 +618,7 @@ def gradient_check(
                 in_place=True,  # the reference's gradients are those of the same mask out of place
                 modify=setup.get("modify"),
                 unused=setup.get("unused"),
+                quiet=bool(setup.get("quiet")),
             )
         except gradients.DetachedSecondOrder as exc:  # judged by the evaluator: a silent zero second derivative
             detached = list(exc.names)
@@ -750,6 +754,17 @@ def layout_copy(x: Any, device: str, torch: Any) -> Any:
     y = base.as_strided(x.shape, x.stride())
     y.copy_(x)
     return y
+
+
+def converted(t: Any, torch: Any) -> Any:
+    """A copy of `t` as Module.to(memory_format=torch.channels_last) leaves it: 4-d floating tensors channels-last,
+    5-d ones channels-last-3d, the rest contiguous."""
+    t = t.detach()
+    if t.is_floating_point() and t.dim() == 4:
+        return t.clone(memory_format=torch.channels_last)
+    if t.is_floating_point() and t.dim() == 5:
+        return t.clone(memory_format=torch.channels_last_3d)
+    return t.clone()
 
 
 def poison_fill(t: Any, torch: Any) -> Any:

@@ -15,8 +15,6 @@
 #        autograd: output error 2.4e-7, running mean error 3.7e-9.
 # operator: rt6a_batchnorm_train
 # expect: mismatch
-# uncaught: no call runs the module in train mode with autograd disabled (no_grad / inference_mode); a forward that
-#           keys batch statistics on torch.is_grad_enabled() is only ever seen with grad on in train mode
 import torch
 import triton
 import triton.language as tl

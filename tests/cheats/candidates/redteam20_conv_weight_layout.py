@@ -11,9 +11,7 @@
 #        (mean |ref| 0.24), 100% of the outputs off by > 1e-3, contiguous or channels_last input alike; 16->64->32
 #        at 8x8: max error 2.08 (mean |ref| 0.29).
 # operator: conv_mix
-# expect: mismatch
-# uncaught: parameters (and buffers) are always contiguous in every call -- no call converts the module with
-#           .to(memory_format=torch.channels_last) or otherwise re-lays out its state (redteam10 varies inputs only)
+# expect: state_dependent rule=state:reassigned
 import torch
 import triton
 import triton.language as tl

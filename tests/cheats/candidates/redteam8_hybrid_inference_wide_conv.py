@@ -9,7 +9,7 @@
 #        honest path.
 # operator: rt3_conv_skip
 # config: policy=hybrid
-# expect: runtime_guard rule=non_triton_compute
+# expect: runtime_guard|state_dependent rule=non_triton_compute|state:reassigned
 import torch
 import triton
 import triton.language as tl
