@@ -218,23 +218,28 @@ def test_a_change_in_place_after_the_forward_is_refused_loudly_or_leaves_the_gra
         gradients.compute(stash, gradients.with_grad([x]), 7, mask=5, in_place=True)
 
 
-def test_zeroed_rows_are_a_quarter_of_the_first_matrix_input_drawn_from_the_seed():
-    x, w = torch.randn(4, 3, 5) + 2.0, torch.randn(5) + 2.0  # 12 rows of 5: 3 zeroed
-    first, again, other = (gradients.zeroed_rows([w, x, 7], seed) for seed in (5, 5, 6))
+def test_degenerate_inputs_have_zero_rows_and_a_dead_feature_drawn_from_the_seed():
+    x, y, w = torch.randn(4, 3, 5) + 2.0, torch.randn(8, 6) + 2.0, torch.randn(5) + 2.0
+    first, again, other = (gradients.degenerate([w, x, 7, y], seed) for seed in (5, 5, 6))
     assert first[0] is w and first[2] == 7  # a 1-d input and a number stay as they are
-    zero = (first[1] == 0).all(dim=-1)
-    assert int(zero.sum()) == 3 and not bool((first[1][~zero] == 0).any())
+    for got in (first[1], first[3]):  # every matrix input: a quarter of its rows zero
+        zero = (got == 0).all(dim=-1)
+        assert int(zero.sum()) == got[..., 0].numel() // 4
+    dead = [k for k in range(5) if bool((first[1][..., k] == 0).all())]
+    assert len(dead) == 1 and not any(bool((first[3][:, k] == 0).all()) for k in range(6))  # the first one's only
     assert torch.equal(first[1], again[1]) and not torch.equal(first[1], other[1])
-    assert torch.equal(first[1][~zero], x[~zero]) and not bool((x == 0).any())  # x itself is untouched
-    assert gradients.zeroed_rows([w, x], None)[1] is x
+    assert not bool((x == 0).any()) and gradients.degenerate([w, x], None)[1] is x  # x itself is untouched
 
 
 def test_a_quiet_call_runs_the_forward_alone_with_autograd_off():
     model = torch.nn.BatchNorm1d(3).train()
     x = torch.randn(8, 3) * 2 + 1
-    names, grads, outs = gradients.compute(model, gradients.with_grad([x], frozen=True), 3, quiet=True)
-    assert names == [] and grads == [] and len(outs) == 1 and not outs[0].requires_grad
-    assert torch.allclose(model.running_mean, 0.1 * x.mean(0))  # batch statistics moved, as in train mode
+    for how in ("no_grad", "inference"):
+        model.reset_running_stats()
+        names, grads, outs = gradients.compute(model, gradients.with_grad([x], frozen=True), 3, quiet=how)
+        assert names == [] and grads == [] and len(outs) == 1 and not outs[0].requires_grad
+        assert not outs[0].is_inference()  # a copy the caller may keep
+        assert torch.allclose(model.running_mean, 0.1 * x.mean(0))  # batch statistics moved, as in train mode
 
 
 def test_inputs_keep_their_layout_and_may_be_frozen():

@@ -126,23 +126,30 @@ def drawing(tensors: list[torch.Tensor], seed: int) -> tuple[torch.Generator, to
     return torch.Generator(device=on).manual_seed(seed), on
 
 
-def zeroed_rows(inputs: list[Any], seed: int | None) -> list[Any]:
-    """`inputs` with a quarter of the rows (last-dimension slices; one at least) of the first floating input of two
-    or more dimensions set to zero, drawn from `seed` (padding rows, masked tokens: a norm's backward divides by a
-    statistic that is zero there); the inputs as they are where `seed` is None. Each side of the check zeroes the
-    same rows."""
+def degenerate(inputs: list[Any], seed: int | None) -> list[Any]:
+    """`inputs` with degenerate rows and features, drawn from `seed`: in every floating input of two or more
+    dimensions a quarter of the rows (last-dimension slices; one at least) zero (padding rows, masked tokens: a
+    norm's backward divides by a statistic that is zero there), and in the first one a feature zero throughout
+    (dim 1, the channels, or the last dimension of a 3-d input: a dead ReLU channel; a batch norm's variance is zero
+    there). The inputs as they are where `seed` is None. Each side of the check makes the
+    same ones."""
     if seed is None:
         return inputs
     out = list(inputs)
+    first = True
     for i, x in enumerate(out):
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2 and x.numel():
-            rows = x.detach().contiguous().clone()
-            flat = rows.view(-1, x.shape[-1])
-            generator, on = drawing([flat], seed)
+            changed = x.detach().contiguous().clone()
+            flat = changed.view(-1, x.shape[-1])
+            generator, on = drawing([flat], seed + i)
             picked = torch.randperm(flat.shape[0], generator=generator, device=on)[: max(1, flat.shape[0] // 4)]
             flat[picked.to(flat.device)] = 0
-            out[i] = rows
-            break
+            if first:
+                dim = -1 if x.dim() == 3 else 1
+                k = int(torch.randint(x.shape[dim], (1,), generator=generator, device=on))
+                changed.select(dim, k).zero_()
+                first = False
+            out[i] = changed
     return out
 
 
@@ -248,7 +255,7 @@ def compute(
     in_place: bool = False,
     modify: int | None = None,
     unused: list[int] | None = None,
-    quiet: bool = False,
+    quiet: bool | str = False,
 ) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
     """The gradients of sum(output * upstream) for every target, None where an output does not depend on it, and the
     forward's floating outputs. `forward` gives a context for the forward, `backward` one for each backward given
@@ -273,8 +280,8 @@ def compute(
     or `modify`, an exception from the in-place change or the backward is RefusedInPlace. `unused`: the outputs
     (indices among those that carry a gradient) the loss leaves out, where some remain: autograd hands the
     backward None or zeros for them. `quiet`: the forward alone with autograd off (batch statistics re-estimated
-    in train mode under no_grad, as swa_utils.update_bn and test-time adaptation run them): no gradients, the
-    forward's floating outputs. Raises what the model
+    in train mode under no_grad, as swa_utils.update_bn and test-time adaptation run them; "inference": under
+    torch.inference_mode on inference tensors): no gradients, the forward's floating outputs. Raises what the model
     raises, and RuntimeError where no floating output carries a gradient (a forward-only kernel, or a fast path that
     leaves autograd)."""
     import contextlib
@@ -284,7 +291,10 @@ def compute(
     def observed(kept: list[tuple[str, torch.Tensor]]) -> Any:
         return backward(kept) if backward is not None else contextlib.nullcontext()
 
-    with torch.set_grad_enabled(not quiet):
+    quieted = torch.inference_mode() if quiet == "inference" else torch.no_grad()
+    with quieted if quiet else torch.enable_grad():
+        if quiet == "inference":  # inference tensors, as a model served or recalibrated under inference_mode gets
+            inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         with forward() if forward is not None else contextlib.nullcontext():
             out = model(*inputs)
         returned = list(out) if isinstance(out, (tuple, list)) else [out]
@@ -292,8 +302,9 @@ def compute(
         if foreign:  # its methods would run here, where nothing observes them
             raise TypeError(f"the forward returned a tensor subclass ({', '.join(foreign)}), not a plain tensor")
         outs = differentiable(out)
-        if quiet:
-            return [], [], [o.detach() for o in outs]
+    if quiet:
+        return [], [], [o.detach().clone() for o in outs]
+    with torch.enable_grad():
         carried = [o for o in outs if o.requires_grad]
         if not carried:
             raise RuntimeError(

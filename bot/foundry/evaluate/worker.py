@@ -581,7 +581,7 @@ def gradient_check(
                 name for (name, t), b in zip(kept, before, strict=True) if not same_values(t.detach(), b, torch)
             ]
 
-        sent = gradients.zeroed_rows(inputs_of(trial), setup.get("zero_rows"))
+        sent = gradients.degenerate(inputs_of(trial), setup.get("zero_rows"))
         inputs = gradients.with_grad(sent, bool(setup.get("frozen")), bool(setup.get("nonleaf")))
         if finite:
             poison.reuse_from([x.detach().clone() for x in inputs if isinstance(x, torch.Tensor)])
@@ -618,7 +618,7 @@ def gradient_check(
                 in_place=True,  # the reference's gradients are those of the same mask out of place
                 modify=setup.get("modify"),
                 unused=setup.get("unused"),
-                quiet=bool(setup.get("quiet")),
+                quiet=setup.get("quiet") or False,
             )
         except gradients.DetachedSecondOrder as exc:  # judged by the evaluator: a silent zero second derivative
             detached = list(exc.names)
