@@ -152,7 +152,7 @@ NAN_AMBIGUOUS = frozenset(
     }
 )
 # Ops whose derivative has a kink or a tie (relu at 0, max over equal values, abs, a sort): on degenerate inputs
-# (zero rows, constant features) honest backwards pick different subgradients, so only their finiteness is judged
+# (zero rows, zero features) honest backwards pick different subgradients, so only their finiteness is judged
 KINKED = NAN_AMBIGUOUS | frozenset(
     {"abs", "sign", "sgn", "median", "sort", "topk", "argmax", "argmin", "cummax", "cummin", "kthvalue", "norm"}
     | {"linalg_vector_norm"}
@@ -284,7 +284,7 @@ GRADIENT_SPEC = (  # what the worker needs of a gradient call (the reference's a
     "modify",
     "unused",
     "quiet",
-    "zero_rows",
+    "degenerate",
 )
 
 
@@ -1651,7 +1651,7 @@ class CandidateEvaluator:
         # zero), asking for every gradient: a backward dividing by a statistic that is zero there (an unclamped
         # norm, a variance without eps) gives NaN where the reference's gradients are finite. Judged on that, and
         # on the values where the reference has no kink (subgradients at zero differ between honest kernels)
-        zero_rows: list[int | None] = [None] * len(picks)
+        degenerate: list[int | None] = [None] * len(picks)
         if any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2 for x in sent[0]):
             picks.append((0, False))
             layouts.append("dense")
@@ -1669,7 +1669,7 @@ class CandidateEvaluator:
             modify.append(None)
             unused.append(None)
             quiet.append(False)
-            zero_rows.append(secrets.randbits(62))
+            degenerate.append(secrets.randbits(62))
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
         # op's outputs, a dense upstream gradient, train mode where the reference allows it; then two that ask
         # for the derivative of the gradients (a gradient penalty), each upstream gradient in a drawn layout, one
@@ -1702,7 +1702,7 @@ class CandidateEvaluator:
             modify.append(None)
             unused.append(None)
             quiet.append(False)
-            zero_rows.append(None)
+            degenerate.append(None)
         calls = []
         for k, (t, moved) in enumerate(picks):
             reference = model
@@ -1732,7 +1732,7 @@ class CandidateEvaluator:
                 modify=modify[k],
                 unused=unused[k],
                 quiet=quiet[k],
-                zero_rows=zero_rows[k],
+                degenerate=degenerate[k],
             )
             if call is not None:
                 calls.append(call)
@@ -1775,7 +1775,7 @@ class CandidateEvaluator:
         modify: int | None = None,
         unused: list[int] | None = None,
         quiet: bool | str = False,
-        zero_rows: int | None = None,
+        degenerate: int | None = None,
     ) -> dict[str, Any] | None:
         """One gradient call of a training operator: a fresh seed for the upstream gradients (held in `layout`),
         the reference's gradients of its floating inputs (unless `frozen`) and parameters (None where an output
@@ -1791,11 +1791,13 @@ class CandidateEvaluator:
         check. `finite`: the candidate's allocations hold reused values in this call (the worker's plain fill),
         not NaN. `holes`, `accumulate`, `constant`, `second_layout`, `unused`: gradients.compute's. `mask`,
         `modify`: the worker changes the outputs, or the inputs and parameters, in place between forward and
-        backward (gradients.compute's); the gradients expected are those of the forward that ran, these."""
+        backward (gradients.compute's); the gradients expected are those of the forward that ran, these. `quiet`:
+        the forward alone, autograd off (gradients.compute's); `degenerate`: the seed of gradients.degenerate's rows
+        and feature made zero, on both sides."""
         seed = secrets.randbits(62)
         options = {"holes": holes, "accumulate": accumulate, "constant": constant, "second_layout": second_layout}
         options |= {"mask": mask, "unused": unused, "quiet": quiet}
-        on_device = gradients.degenerate(to_device(inputs, self.device), zero_rows)
+        on_device = gradients.degenerate(to_device(inputs, self.device), degenerate)
         trained = frozen_copy(model, frozen_params).train(train)
         held = gradients.with_grad(on_device, frozen, nonleaf)
         wanted, second_seed = None, None
@@ -1820,7 +1822,7 @@ class CandidateEvaluator:
                 names, refs, outs = gradients.compute(trained, held, seed, **call, **options)
         extra = {"scale": scale, "spread": spread, "frozen_params": list(frozen_params), "finite": finite}
         extra |= {"again": again_seed, "second": second_seed, "wanted": wanted, "modify": modify} | options
-        extra |= {"zero_rows": zero_rows}
+        extra |= {"degenerate": degenerate}
         extra |= {"reference_counts": dict(recorder.counts), "reference_work": dict(recorder.work)}
         buffers = [(n, b.detach().clone()) for n, b in trained.named_buffers()] if train else []
         wide = self.gradients_fp64(
@@ -2129,7 +2131,7 @@ class CandidateEvaluator:
                         f" with autograd off ({expected.get('quiet')}: statistics re-estimated, no backward)",
                     ),
                     (
-                        expected.get("zero_rows") is not None,
+                        expected.get("degenerate") is not None,
                         ", a quarter of each input's rows zero (padding) and a feature zero (a dead channel)",
                     ),
                 )
@@ -2267,7 +2269,7 @@ class CandidateEvaluator:
                 grad = got_grads[k].to(self.device)
                 if ref is None:  # the reference's output does not depend on it: zeros are as good as none
                     ref, tolerance = torch.zeros_like(grad), self.tolerance
-                if expected.get("zero_rows") is not None:  # finite where the reference's is (gradient_calls)
+                if expected.get("degenerate") is not None:  # finite where the reference's is (gradient_calls)
                     if grad.shape == ref.shape and grad.is_floating_point():
                         broken = ref.isfinite() & ~grad.isfinite()
                         if bool(broken.any()):

@@ -581,7 +581,7 @@ def gradient_check(
                 name for (name, t), b in zip(kept, before, strict=True) if not same_values(t.detach(), b, torch)
             ]
 
-        sent = gradients.degenerate(inputs_of(trial), setup.get("zero_rows"))
+        sent = gradients.degenerate(inputs_of(trial), setup.get("degenerate"))
         inputs = gradients.with_grad(sent, bool(setup.get("frozen")), bool(setup.get("nonleaf")))
         if finite:
             poison.reuse_from([x.detach().clone() for x in inputs if isinstance(x, torch.Tensor)])
