@@ -322,8 +322,9 @@ def analyze(loaded: Any, capturer: Callable[..., Graph] = capture) -> Analysis:
     if kept and not any(computes(main, seg) for seg in segments):
         raise UnsupportedError(
             kept[0],
-            "no Triton template for this op, and under the hybrid policy nothing but library calls would be left "
-            "(no Triton region around them)",
+            "kept as the library's call (no Triton template for it, or for an unstable sort or a topk whose "
+            "indices are used torch's own order of tied values), and under the hybrid policy nothing but library "
+            "calls would be left (no Triton region around them)",
         )
     for g in graphs[1:]:
         for name in list(g.nodes):
