@@ -1458,6 +1458,20 @@ class CandidateEvaluator:
                 if marker == "non-contiguous":
                     structural.append(len(picks))
                 picks.append((t, False))
+
+        # and the far offset and the smallest scale, each asking for every gradient: a backward that recomputes a
+        # statistic in one pass (E[x^2] - E[x]^2), or clamps with eps where the forward adds it, is right on normal
+        # draws and wrong there
+        def small(note: str) -> bool:
+            try:
+                return note.startswith("inputs x") and float(note.removeprefix("inputs x")) < 0.1
+            except ValueError:
+                return False
+
+        shifted = [t for t, note in transformed if note.startswith("inputs offset by")][:1]
+        for t in shifted + [t for t, note in transformed if small(note)][:1]:
+            structural.append(len(picks))
+            picks.append((t, False))
         while len(picks) < GRADIENT_CALLS_MIN:  # enough calls for each layout and mode to meet the others
             picks.append((len(picks) % self.trials, False))
         n = len(picks)
