@@ -1459,19 +1459,6 @@ class CandidateEvaluator:
                     structural.append(len(picks))
                 picks.append((t, False))
 
-        # and the far offset and the smallest scale, each asking for every gradient: a backward that recomputes a
-        # statistic in one pass (E[x^2] - E[x]^2), or clamps with eps where the forward adds it, is right on normal
-        # draws and wrong there
-        def small(note: str) -> bool:
-            try:
-                return note.startswith("inputs x") and float(note.removeprefix("inputs x")) < 0.1
-            except ValueError:
-                return False
-
-        shifted = [t for t, note in transformed if note.startswith("inputs offset by")][:1]
-        for t in shifted + [t for t, note in transformed if small(note)][:1]:
-            structural.append(len(picks))
-            picks.append((t, False))
         while len(picks) < GRADIENT_CALLS_MIN:  # enough calls for each layout and mode to meet the others
             picks.append((len(picks) % self.trials, False))
         n = len(picks)
@@ -1623,67 +1610,51 @@ class CandidateEvaluator:
                 unused[k], frozen[k] = left, False  # the inputs' gradients: what an absent output changes most
         mask: list[int | None] = [None] * n
         modify: list[int | None] = [None] * n
-        for which in (mask, modify):
-            picks.append((0, False))
-            layouts.append("dense")
-            frozen.append(False)
-            nonleaf.append(False)
-            train.append(bool(modes.get("train")) or always)
+        quiet: list[bool | str] = [False] * n
+        degenerate: list[int | None] = [None] * n
+
+        def appended(trial: int = 0, **fields: Any) -> None:
+            """One call more: dense on `trial`, asking for every gradient, in train mode where the reference
+            allows it, its allocations' fill drawn; `fields` set otherwise."""
+            picks.append((trial, False))
+            defaults = {
+                "layouts": "dense",
+                "frozen": False,
+                "nonleaf": False,
+                "train": bool(modes.get("train")) or always,
+                "finite": draw.random() < 0.5,
+            }
+            defaults |= fields
+            layouts.append(defaults["layouts"])
+            frozen.append(defaults["frozen"])
+            nonleaf.append(defaults["nonleaf"])
+            train.append(defaults["train"])
+            finite.append(defaults["finite"])
             scales.append(1.0)
             spreads.append(None)
-            finite.append(draw.random() < 0.5)
             frozen_params.append(())
             again.append(False)
             holes.append(False)
             accumulate.append(False)
-            mask.append(None)
-            modify.append(None)
+            mask.append(defaults.get("mask"))
+            modify.append(defaults.get("modify"))
             unused.append(None)
-            which[-1] = secrets.randbits(62)
+            quiet.append(defaults.get("quiet", False))
+            degenerate.append(defaults.get("degenerate"))
+
+        appended(mask=secrets.randbits(62))
+        appended(modify=secrets.randbits(62))
         # where the reference keeps batch statistics, two calls more in train mode with autograd off (statistics
         # re-estimated as swa_utils.update_bn or test-time adaptation do), one under no_grad, one under
         # inference_mode on inference tensors: their outputs and buffers are judged
-        quiet: list[bool | str] = [False] * len(picks)
         for how in ("no_grad", "inference") if always else ():
-            picks.append((0, False))
-            layouts.append("dense")
-            frozen.append(True)
-            nonleaf.append(False)
-            train.append(True)
-            scales.append(1.0)
-            spreads.append(None)
-            finite.append(draw.random() < 0.5)
-            frozen_params.append(())
-            again.append(False)
-            holes.append(False)
-            accumulate.append(False)
-            mask.append(None)
-            modify.append(None)
-            unused.append(None)
-            quiet.append(how)
+            appended(frozen=True, train=True, quiet=how)
         # and one on trial 0 with degenerate rows and features (gradients.degenerate: rows zero, a feature
         # zero), asking for every gradient: a backward dividing by a statistic that is zero there (an unclamped
         # norm, a variance without eps) gives NaN where the reference's gradients are finite. Judged on that, and
         # on the values where the reference has no kink (subgradients at zero differ between honest kernels)
-        degenerate: list[int | None] = [None] * len(picks)
         if any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2 for x in sent[0]):
-            picks.append((0, False))
-            layouts.append("dense")
-            frozen.append(False)
-            nonleaf.append(False)
-            train.append(bool(modes.get("train")) or always)
-            scales.append(1.0)
-            spreads.append(None)
-            finite.append(draw.random() < 0.5)
-            frozen_params.append(())
-            again.append(False)
-            holes.append(False)
-            accumulate.append(False)
-            mask.append(None)
-            modify.append(None)
-            unused.append(None)
-            quiet.append(False)
-            degenerate.append(secrets.randbits(62))
+            appended(degenerate=secrets.randbits(62))
         # and one call as a training step has it, whatever the draws: the largest shape, inputs that are another
         # op's outputs, a dense upstream gradient, train mode where the reference allows it; then two that ask
         # for the derivative of the gradients (a gradient penalty), each upstream gradient in a drawn layout, one
@@ -1696,27 +1667,13 @@ class CandidateEvaluator:
         if all(layout == "dense" for layout in drawn_second):
             drawn_second[draw.randrange(3)] = draw.choice([lay for lay in gradients.LAYOUTS if lay != "dense"])
         for last in (0, 1, 2, 3):
-            picks.append((largest, False))
             # the first-order half built under create_graph reads dy too: dense and rows in a wider buffer where dy
             # requires grad (a buffer read as dense rows is wrong there), another layout where it does not
-            layouts.append(["dense", "dense", "padded", draw.choice(["strided", "expanded", "permuted", "rows"])][last])
-            frozen.append(False)
-            nonleaf.append(not last)  # a whole backward of the last calls would run the chain's ops in the log
-            train.append(bool(modes.get("train")) or always)
-            scales.append(1.0)
-            spreads.append(None)
-            finite.append(False)
-            frozen_params.append(())
-            again.append(False)
-            holes.append(False)
-            accumulate.append(False)
+            layout = ["dense", "dense", "padded", draw.choice(["strided", "expanded", "permuted", "rows"])][last]
+            # a whole backward of the last calls would run the chain's ops in the log
+            appended(largest, layouts=layout, nonleaf=not last, finite=False)
             constant.append(last == 3)
             second_layouts.append(drawn_second[last - 1] if last else "dense")
-            mask.append(None)
-            modify.append(None)
-            unused.append(None)
-            quiet.append(False)
-            degenerate.append(None)
         calls = []
         for k, (t, moved) in enumerate(picks):
             reference = model
