@@ -100,6 +100,13 @@ IGNORED_LABEL = -100  # the default ignore_index of torch's classification losse
 SLACK_ULPS = 32.0
 # ... and at least NOISE_FACTOR times the reference's own distance from fp64 (reference_noise).
 NOISE_FACTOR = 4.0
+# An element is judged by the significance rule only where the fp64 computation is steady: its inputs and state
+# moved by JITTER_ULPS epsilons of their own dtype (a sign drawn per element, JITTER_DRAWS draws) move it by at most
+# STEADY_RTOL of itself. Where they move it more (a LayerNorm of a nearly constant row: x - mean is a few ulps of
+# x), any fp32 order of operations lands elsewhere, and a reference that matched fp64 did so by chance.
+JITTER_ULPS = 4.0
+JITTER_DRAWS = 2
+STEADY_RTOL = 1.0 / 16
 # The rounding unit of a precision class's arithmetic where it is coarser than its outputs' dtype (epsilon)
 PRECISION_EPS = {"tf32": 2.0**-10, "fp16": 2.0**-10, "bf16": 2.0**-7}
 # Under such a class every trial's element may also differ from the reference by CLASS_NOISE_FACTOR times the
@@ -1390,7 +1397,51 @@ class CandidateEvaluator:
         def exact(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
             return significant(r, o) if r.dtype != torch.float64 else torch.zeros_like(r, dtype=torch.bool)
 
-        return per_output(refs, out, noise), per_output(refs, out, exact)
+        significants = per_output(refs, out, exact)
+        for steady in self.steady(model, inputs, out, len(refs)):
+            pairs = itertools.zip_longest(significants, steady)
+            significants = [s if s is None or m is None else s & m.to(s.device) for s, m in pairs]
+        return per_output(refs, out, noise), significants[: len(refs)]
+
+    def steady(self, model: nn.Module, inputs: list[Any], out: Any, n: int) -> list[list[torch.Tensor | None]]:
+        """Per jittered fp64 run (JITTER_DRAWS of them), per output, where the fp64 result `out` moved by at most
+        STEADY_RTOL of itself when every floating input, parameter and buffer moved by JITTER_ULPS epsilons of its
+        own dtype; all False for an output whose jittered run is refused or does not match."""
+        generator = torch.Generator().manual_seed(secrets.randbits(62))
+        outs = as_outputs(out)
+
+        def jitter(t: torch.Tensor) -> torch.Tensor:
+            sign = torch.randint(0, 2, t.shape, generator=generator).to(torch.float64) * 2 - 1
+            unit = JITTER_ULPS * torch.finfo(t.dtype).eps
+            return t.double() * (1 + unit * sign.to(t.device))
+
+        draws: list[list[torch.Tensor | None]] = []
+        for _ in range(JITTER_DRAWS):
+            twin = copy.deepcopy(model)
+            with torch.no_grad():
+                for t in list(twin.parameters()) + list(twin.buffers()):
+                    if t.is_floating_point():
+                        t.copy_(jitter(t).to(t.dtype))  # in its own dtype: the twin's .double() below widens it
+            twin = twin.double()
+            moved = [jitter(x) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+            try:
+                with torch.no_grad():
+                    shifted = as_outputs(twin(*to_device(moved, self.device)))
+            except Exception:  # noqa: BLE001 - refused: nothing is steady
+                shifted = []
+            masks: list[torch.Tensor | None] = []
+            for k in range(n):
+                o = outs[k] if k < len(outs) else None
+                j = shifted[k] if k < len(shifted) else None
+                if not isinstance(o, torch.Tensor) or not o.is_floating_point():
+                    masks.append(None)
+                elif isinstance(j, torch.Tensor) and j.shape == o.shape:
+                    w = o.detach().double()
+                    masks.append(((j.detach().double() - w).abs() <= STEADY_RTOL * w.abs()).cpu())
+                else:
+                    masks.append(torch.zeros(o.shape, dtype=torch.bool))
+            draws.append(masks)
+        return draws
 
     def reweighted(
         self, model: nn.Module, inputs: list[Any], add: Callable[[list[Any], str, Any], None]
