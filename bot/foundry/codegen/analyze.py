@@ -5,6 +5,7 @@ expressions of constructor arguments or input sizes, or the operator is unsuppor
 from __future__ import annotations
 
 import ast
+import builtins
 import logging
 import math
 from collections.abc import Callable
@@ -41,6 +42,8 @@ class Analysis:
     const_exprs: dict[str, str] = field(default_factory=dict)  # const node → forward expression
     view_exprs: dict[str, str] = field(default_factory=dict)  # hostview node → expression of `{src}`
     stored_args: list[str] = field(default_factory=list)  # constructor args kept on self
+    # the reference constructor's statements and the imports they need (init_body), or None: empty parameters
+    init_source: tuple[list[str], list[str]] | None = None
     full_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # node → shape at the full inputs
     channel_convs: frozenset[str] = frozenset()  # convs whose output channels fit one GEMM tile (PlanOptions)
     # node → its shape at every declared size (CPU, full, variants): the shapes verification runs
@@ -153,6 +156,73 @@ def signature(source: str, class_name: str) -> tuple[str, list[str], list[str]]:
     for a in args.args:
         a.annotation = None
     return ast.unparse(args), [a.arg for a in args.args], [a.arg for a in fwd.args.args[1:]]
+
+
+def is_super_init(stmt: ast.stmt) -> bool:
+    """`super().__init__(...)` or `super(Cls, self).__init__(...)` as a statement."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "__init__"
+        and isinstance(call.func.value, ast.Call)
+        and isinstance(call.func.value.func, ast.Name)
+        and call.func.value.func.id == "super"
+    )
+
+
+def init_body(source: str, class_name: str) -> tuple[list[str], list[str]] | None:
+    """The reference constructor's statements after `super().__init__()` and the operator file's imports they use:
+    a generated module that runs them creates its parameters and buffers as the reference does (the same
+    initialisers, so a model trained from scratch starts alike). None where the constructor reads anything else
+    of the file (a helper class, a constant, a method of its own class), or has none."""
+    tree = ast.parse(source)
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) if cls else None
+    if init is None:
+        return None
+    body = [stmt for stmt in init.body if not is_super_init(stmt)]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    imports: dict[str, ast.stmt] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                imports[alias.asname or alias.name.split(".")[0]] = stmt
+    bound = {a.arg for a in init.args.args} | {"super"}
+    for node in ast.walk(init):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    own = {  # attributes the constructor assigns on self
+        t.attr
+        for node in ast.walk(init)
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        for t in ast.walk(target)
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    }
+    used: list[ast.stmt] = []
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
+                if node.id in imports:
+                    if imports[node.id] not in used:
+                        used.append(imports[node.id])
+                elif not hasattr(builtins, node.id):
+                    return None  # a name of the operator file's own (a helper, a constant)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"
+                and node.func.attr not in own
+                and not hasattr(nn.Module, node.func.attr)
+            ):
+                return None  # a method of the reference's own class
+    used.sort(key=tree.body.index)  # in the file's order
+    return [ast.unparse(stmt) for stmt in used], [ast.unparse(stmt) for stmt in body]
 
 
 def on_meta(fn: Any) -> Any:
@@ -360,6 +430,7 @@ def analyze(loaded: Any, capturer: Callable[..., Graph] = capture) -> Analysis:
         graph=main,
         segments=segments,
         init_params=init_params,
+        init_source=init_body(loaded.source, spec.class_name),
         init_args=init_names,
         forward_args=fwd_names,
         params=params,

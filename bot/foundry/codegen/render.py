@@ -139,7 +139,7 @@ class Renderer:
         body.append(self.model(emitted))
         uses_math = any(re.search(r"(?<![\w.])math\.", part) for part in body)
         imports = ("import math\n\n" if uses_math else "") + "import torch\nimport triton\nimport triton.language as tl"
-        parts = [self.header(emitted), imports + "\nfrom torch import nn", *body]
+        parts = [self.header(emitted), self.with_init_imports(imports + "\nfrom torch import nn"), *body]
         return formatted("\n\n\n".join(parts) + "\n")
 
     # -- documentation -------------------------------------------------------------------------------
@@ -270,9 +270,7 @@ class Renderer:
             init_sig = f"self, {self.a.init_params}" if self.a.init_params else "self"
             with out.block(f"def __init__({init_sig}):"):
                 out.line("super().__init__()")
-                for arg in self.a.stored_args:
-                    out.line(f"self.{arg} = {arg}")
-                out.extend(self.state_lines())
+                out.extend(self.init_lines(self.a.stored_args))
             out.line("")
             self.forward(out, emitted)
         return out.text()
@@ -386,6 +384,20 @@ class Renderer:
         if node.op == "const":
             return self.a.const_exprs.get(name, repr(node.attrs["value"]))
         return name
+
+    def init_lines(self, stored: list[str]) -> list[str]:
+        """The constructor's body after super().__init__(): the reference's own statements where they stand alone
+        (analyze.init_body: its parameters and buffers made and initialised as the reference makes them), else
+        empty parameters and buffers of the reference's shapes (a state to load); then the constructor arguments
+        the forward reads."""
+        made = list(self.a.init_source[1]) if self.a.init_source is not None else self.state_lines()
+        return made + [f"self.{arg} = {arg}" for arg in stored]
+
+    def with_init_imports(self, imports: str) -> str:
+        """`imports` and those of the operator file that the reference constructor's statements use."""
+        have = set(imports.split("\n"))
+        extra = [line for line in (self.a.init_source[0] if self.a.init_source else []) if line not in have]
+        return "\n".join([imports, *extra])
 
     def state_lines(self) -> list[str]:
         lines: list[str] = []

@@ -95,7 +95,7 @@ class TrainingRenderer:
         body.append(self.model(fwd, bwd))
         uses_math = any(re.search(r"(?<![\w.])math\.", part) for part in body)
         imports = ("import math\n\n" if uses_math else "") + "import torch\nimport triton\nimport triton.language as tl"
-        imports += "\nfrom torch import nn"
+        imports = self.fwd.with_init_imports(imports + "\nfrom torch import nn")
         return formatted("\n\n\n".join([self.header(fwd, bwd), imports, *body]) + "\n")
 
     def operator_ops(self) -> list[str]:
@@ -205,12 +205,8 @@ class TrainingRenderer:
             init_sig = f"self, {self.a.init_params}" if self.a.init_params else "self"
             with out.block(f"def __init__({init_sig}):"):
                 out.line("super().__init__()")
-                for arg in sorted(
-                    set(self.half.forward.stored_args) | set(self.half.backward.stored_args),
-                    key=(self.half.forward.stored_args + self.half.backward.stored_args).index,
-                ):
-                    out.line(f"self.{arg} = {arg}")
-                out.extend(self.fwd.state_lines())
+                stored = self.half.forward.stored_args + self.half.backward.stored_args
+                out.extend(self.fwd.init_lines(sorted(set(stored), key=stored.index)))
             out.line("")
             with out.block(f"def forward(self, {', '.join(args)}):" if args else "def forward(self):"):
                 for name, key in params:

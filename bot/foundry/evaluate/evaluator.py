@@ -43,7 +43,7 @@ from foundry.core.records import (
     TrainingTiming,
     Verdict,
 )
-from foundry.evaluate import exchange, gradients, jobfiles, landlock
+from foundry.evaluate import exchange, gradients, init_state, jobfiles, landlock
 from foundry.evaluate.correctness import Tolerance, compare, probe, significant, strengthened, unusable
 from foundry.evaluate.device_lock import Admission, DeviceGate, DeviceLock, gpu_lock_path
 from foundry.evaluate.isolation import (
@@ -2672,6 +2672,8 @@ class CandidateEvaluator:
                     "reweighted": prepared.reweighted,
                     "modes": prepared.modes,
                     "gradients": [{k: g[k] for k in GRADIENT_SPEC} for g in prepared.gradients] or None,
+                    "init_draws": init_state.INIT_DRAWS if self.operator.spec.training else 0,
+                    "init_sample": init_state.INIT_SAMPLE,
                     "timing": {
                         "trials": self.config.timing_trials,
                         "warmup": self.config.timing_warmup,
@@ -2933,7 +2935,26 @@ class CandidateEvaluator:
                 failures.append(guard)
             else:
                 checks += ["Triton launch on every call", f"runtime guard ({self.policy})"]
+        if not failures and self.operator.spec.training:
+            diag = self.check_initial_state(jobdir)
+            if diag is not None:
+                failures.append(diag)
+            else:
+                checks.append(f"initial state as the reference's initialisers make it ({init_state.INIT_DRAWS} builds)")
         return {"failures": failures, "checks": checks, "launches": launches, "library": sorted(library)}
+
+    def check_initial_state(self, jobdir: Path) -> Diagnosis | None:
+        """A training operator's candidate as its constructor builds it (worker.initial_states) against as many
+        builds of the reference, on fresh secret seeds (init_state.initial_state)."""
+        try:
+            reported = jobfiles.load_untrusted(jobdir / "initial_state.pt", "cpu", mapped=False)
+        except Exception as exc:  # noqa: BLE001 - whatever the candidate left there, it is no initial state
+            log.warning("refused the worker's initial_state.pt: %s: %s", type(exc).__name__, str(exc)[:300])
+            reported = None
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(secrets.randbits(62))
+            builds = [self.operator.build(self.small).state_dict() for _ in range(init_state.INIT_DRAWS)]
+        return init_state.initial_state(builds, reported)
 
     def worker_outputs(self, path: Path) -> list[Any]:
         """A worker's outputs file, per call a list of tensors (or None where the outputs were not plain
@@ -3524,6 +3545,7 @@ JOB_ENTRIES = frozenset(
         "outputs_after_timing.pt",
         "gradients.pt",
         "gradients_after_timing.pt",
+        "initial_state.pt",
     }
     | {"tmp", "triton-cache"}
 )

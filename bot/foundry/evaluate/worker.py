@@ -157,6 +157,23 @@ def plain_outputs(out: Any, torch: Any) -> list[Any] | None:
     return [t.detach().to("cpu", copy=True) for t in tensors]
 
 
+def initial_states(states: list[dict[str, Any]], limit: int, torch: Any) -> dict[str, Any]:
+    """Per key of the first build's state, positions (at most `limit`, drawn now that every constructor has run) and
+    each build's values there, flat, on the CPU (init_state.initial_state judges them)."""
+    generator = torch.Generator().manual_seed(secrets.randbits(62))
+    indices: dict[str, Any] = {}
+    draws: list[dict[str, Any]] = [{} for _ in states]
+    for key, first in states[0].items():
+        n = first.numel()
+        idx = torch.randperm(n, generator=generator)[:limit] if n > limit else torch.arange(n)
+        indices[key] = idx
+        for d, state in enumerate(states):
+            t = state.get(key)
+            if isinstance(t, torch.Tensor) and t.numel() == n:
+                draws[d][key] = t.detach().reshape(-1)[idx.to(t.device)].to("cpu", copy=True)
+    return {"indices": indices, "draws": draws}
+
+
 def fresh_copy(x: Any, torch: Any) -> Any:
     """The same values in a new buffer at another address (and a non-zero storage offset)."""
     if not isinstance(x, torch.Tensor):
@@ -213,6 +230,13 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
         return fail("load", exc)
     try:
         model = model_cls(*data["init"])
+        if job.get("init_draws"):  # a training operator: what its constructor makes is judged too
+            builds = [model] + [model_cls(*data["init"]) for _ in range(int(job["init_draws"]) - 1)]
+            jobfiles.save(
+                initial_states([b.state_dict() for b in builds], int(job["init_sample"]), torch),
+                jobdir / "initial_state.pt",
+            )
+            del builds
         missing = model.load_state_dict(data["state"], strict=True)
         del missing
     except BaseException as exc:  # noqa: B036

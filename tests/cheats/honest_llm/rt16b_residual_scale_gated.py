@@ -93,7 +93,7 @@ class ResidualScale(torch.autograd.Function):
 class ModelNew(nn.Module):
     def __init__(self, features: int):
         super().__init__()
-        self.weight = nn.Parameter(torch.empty(features))
+        self.weight = nn.Parameter(torch.randn(features))
 
     def forward(self, x, residual):
         return ResidualScale.apply(x, residual, self.weight)

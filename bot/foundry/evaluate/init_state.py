@@ -1,0 +1,104 @@
+"""The state a candidate's constructor makes, judged against the reference constructor's.
+
+A training operator's module is built and trained from scratch in use: its parameters must start where the
+reference's initialisers put them (kaiming-uniform for a linear layer, ones and zeros for a norm), or training starts
+elsewhere (weights drawn from randn instead are sqrt(3 * fan_in) times too large, and every layer multiplies the
+activations' scale). The checked calls run on the reference's state loaded into the candidate, so nothing else looks
+at what its constructor made.
+
+The worker builds the candidate INIT_DRAWS times before any state is loaded, and sends per state key a sample of
+positions (drawn after the constructors ran) and each build's values there (worker.initial_states). The reference is
+built as often here. A key whose reference values are the same in every build (a constant or a deterministic
+initialiser, an integer counter) must come out the same; a random one must come from the same distribution: a
+two-sample Kolmogorov-Smirnov test over the pooled draws at INIT_ALPHA.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from foundry.core.records import Diagnosis, FailureKind, Stage
+
+INIT_DRAWS = 8  # builds of each side
+INIT_SAMPLE = 1 << 14  # positions per tensor judged (all where it has fewer)
+INIT_ALPHA = 1e-6  # the chance that one honest random key is refused
+
+
+def ks_statistic(a: torch.Tensor, b: torch.Tensor) -> float:
+    """The two-sample Kolmogorov-Smirnov statistic: the largest gap between the two empirical distributions."""
+    a, b = torch.sort(a.double())[0], torch.sort(b.double())[0]
+    points = torch.cat([a, b])
+    fa = torch.searchsorted(a, points, right=True).double() / a.numel()
+    fb = torch.searchsorted(b, points, right=True).double() / b.numel()
+    return float((fa - fb).abs().max())
+
+
+def ks_limit(n: int, m: int, alpha: float = INIT_ALPHA) -> float:
+    """The statistic two samples of sizes n and m of one distribution exceed with chance about alpha."""
+    return math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
+
+
+def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> Diagnosis | None:
+    """The candidate's builds (`candidate`, as sample() made it in its process: untrusted) against the reference's
+    (state dicts of INIT_DRAWS builds). None where every key starts as the reference's does."""
+
+    def refused(text: str) -> Diagnosis:
+        return Diagnosis(
+            stage=Stage.CORRECTNESS,
+            kind=FailureKind.MISMATCH,
+            rule="initial_state",
+            message=text + " (a module trained from scratch starts elsewhere than the reference: build its "
+            "parameters and buffers with the reference's initialisers, e.g. nn.Linear's own, or its constructor's "
+            "statements)",
+        )
+
+    if not isinstance(candidate, dict) or not isinstance(candidate.get("indices"), dict):
+        return refused("the candidate's process reported no initial state")
+    indices, draws = candidate["indices"], candidate.get("draws")
+    if not isinstance(draws, list) or len(draws) != INIT_DRAWS or not all(isinstance(d, dict) for d in draws):
+        return refused(
+            f"the candidate's process reported {len(draws) if isinstance(draws, list) else 0} builds, not {INIT_DRAWS}"
+        )
+    for key, first in reference[0].items():
+        idx = indices.get(key)
+        n = first.numel()
+        if not isinstance(idx, torch.Tensor) or idx.dtype != torch.int64 or idx.dim() != 1 or idx.numel() == 0:
+            if n == 0:
+                continue
+            return refused(f"{key}: no initial values reported")
+        inside = int(idx.min()) >= 0 and int(idx.max()) < n
+        if idx.numel() != min(n, INIT_SAMPLE) or not inside or idx.unique().numel() != idx.numel():
+            return refused(f"{key}: the positions reported are not a sample of the tensor's")
+        theirs = [d.get(key) for d in draws]
+        if not all(isinstance(t, torch.Tensor) and t.shape == idx.shape and t.dtype == first.dtype for t in theirs):
+            return refused(f"{key}: values missing, or not of the reference's dtype {first.dtype}")
+        ours = [state[key].detach().reshape(-1)[idx].cpu() for state in reference]
+        if all(torch.equal(o, ours[0]) for o in ours[1:]) or not first.is_floating_point():
+            expected = ours[0]
+            for t in theirs:
+                if first.is_floating_point():
+                    same = torch.isclose(t.double(), expected.double(), rtol=1e-5, atol=1e-6, equal_nan=True)
+                else:
+                    same = t == expected
+                if not bool(same.all()):
+                    at = int((~same).nonzero()[0])
+                    return refused(
+                        f"{key} starts at other values than the reference's initialiser gives every time: "
+                        f"{t[at].item():.6g} where the reference has {expected[at].item():.6g}"
+                    )
+            continue
+        mine, yours = torch.cat(ours).double(), torch.cat(theirs).double()
+        if not bool(torch.isfinite(yours).all()) and bool(torch.isfinite(mine).all()):
+            return refused(f"{key} starts with non-finite values (uninitialised memory?)")
+        statistic, limit = ks_statistic(mine, yours), ks_limit(mine.numel(), yours.numel())
+        if statistic > limit:
+            return refused(
+                f"{key} starts from another distribution than the reference's initialiser (Kolmogorov-Smirnov "
+                f"{statistic:.3f} > {limit:.3f} over {INIT_DRAWS} builds): mean {yours.mean().item():.4g}, std "
+                f"{yours.std().item():.4g}, where the reference's has mean {mine.mean().item():.4g}, std "
+                f"{mine.std().item():.4g}"
+            )
+    return None

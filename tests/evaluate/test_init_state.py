@@ -1,0 +1,118 @@
+"""The initial-state check of training operators: a candidate's constructor must make parameters and buffers as the
+reference's initialisers do (the same constants, the same distributions), judged over several builds."""
+
+from __future__ import annotations
+
+import torch
+from foundry.evaluate import init_state
+from foundry.evaluate.init_state import INIT_DRAWS, initial_state, ks_limit, ks_statistic
+from foundry.evaluate.worker import initial_states
+from torch import nn
+
+
+class Reference(nn.Module):
+    def __init__(self, d_in: int = 24, d_out: int = 20):
+        super().__init__()
+        self.fc = nn.Linear(d_in, d_out)
+        self.norm = nn.BatchNorm1d(d_out)
+
+
+def builds(make, n: int = INIT_DRAWS) -> list[dict[str, torch.Tensor]]:
+    return [make().state_dict() for _ in range(n)]
+
+
+def reported(make, limit: int = init_state.INIT_SAMPLE) -> dict:
+    return initial_states(builds(make), limit, torch)
+
+
+def test_the_same_initialisers_in_another_module_pass():
+    torch.manual_seed(0)
+
+    class Same(nn.Module):  # its own parameters, drawn as nn.Linear draws them, in another order
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.BatchNorm1d(20)
+            self.fc = nn.Module()
+            bound = 1 / 24**0.5
+            self.fc.bias = nn.Parameter(torch.empty(20).uniform_(-bound, bound))
+            self.fc.weight = nn.Parameter(torch.empty(20, 24).uniform_(-bound, bound))
+
+    assert initial_state(builds(Reference), reported(Same)) is None
+    assert initial_state(builds(Reference), reported(Reference)) is None
+
+
+def test_another_distribution_or_constant_is_refused_naming_the_key():
+    torch.manual_seed(1)
+
+    class Randn(Reference):
+        def __init__(self):
+            super().__init__()
+            self.fc.weight.data = torch.randn(20, 24)
+
+    refused = initial_state(builds(Reference), reported(Randn))
+    assert refused is not None and refused.rule == "initial_state" and "fc.weight" in refused.message
+
+    class ZeroBias(Reference):
+        def __init__(self):
+            super().__init__()
+            self.fc.bias.data.zero_()
+
+    refused = initial_state(builds(Reference), reported(ZeroBias))
+    assert refused is not None and "fc.bias" in refused.message
+
+    class RunningVarZero(Reference):  # a deterministic buffer with other values
+        def __init__(self):
+            super().__init__()
+            self.norm.running_var.zero_()
+
+    refused = initial_state(builds(Reference), reported(RunningVarZero))
+    assert refused is not None and "norm.running_var" in refused.message and "every time" in refused.message
+
+
+def test_uninitialised_memory_is_refused():
+    torch.manual_seed(2)
+
+    class Empty(Reference):
+        def __init__(self):
+            super().__init__()
+            self.fc.weight.data = torch.full((20, 24), float("nan"))
+
+    refused = initial_state(builds(Reference), reported(Empty))
+    assert refused is not None and "non-finite" in refused.message
+
+
+def test_a_report_that_is_not_a_sample_is_refused():
+    torch.manual_seed(3)
+    good = reported(Reference)
+    assert initial_state(builds(Reference), None).rule == "initial_state"
+    assert initial_state(builds(Reference), {"indices": good["indices"], "draws": good["draws"][:2]}) is not None
+    repeated = {"indices": dict(good["indices"]), "draws": good["draws"]}
+    repeated["indices"]["fc.weight"] = torch.zeros_like(good["indices"]["fc.weight"])  # one position many times
+    assert "not a sample" in initial_state(builds(Reference), repeated).message
+
+
+def test_large_tensors_are_sampled_and_still_judged():
+    torch.manual_seed(4)
+    limit = 64  # fc.weight has 480 elements: 64 of them per build
+    report = initial_states(builds(Reference), limit, torch)
+    assert report["indices"]["fc.weight"].numel() == limit and report["draws"][0]["fc.weight"].numel() == limit
+    old = init_state.INIT_SAMPLE
+    init_state.INIT_SAMPLE = limit
+    try:
+        assert initial_state(builds(Reference), report) is None
+
+        class Wider(Reference):
+            def __init__(self):
+                super().__init__()
+                nn.init.uniform_(self.fc.weight, -0.5, 0.5)  # 2.4 times nn.Linear's bound
+
+        assert initial_state(builds(Reference), initial_states(builds(Wider), limit, torch)) is not None
+    finally:
+        init_state.INIT_SAMPLE = old
+
+
+def test_the_ks_limit_holds_one_distribution_and_not_two():
+    g = torch.Generator().manual_seed(5)
+    a, b = torch.randn(4000, generator=g), torch.randn(4000, generator=g)
+    assert ks_statistic(a, b) < ks_limit(4000, 4000)
+    assert ks_statistic(a, b * 1.2) > ks_limit(4000, 4000)
