@@ -123,8 +123,9 @@ def test_elements_an_fp32_order_of_operations_moves_are_not_judged():
         with torch.no_grad():
             model.norm.bias.copy_(torch.randn(48) * 1e-4)  # a bias near 0, as a few optimizer steps leave it
         x = torch.randn(4, 48)
-        x[1] = 0.7  # a constant row: exactly the bias in fp64 and in torch, but (x - mean) * rstd with rstd = 1/sqrt(eps)
-        ref = model(x)  # amplifies the ulp by which another summation order's mean misses 0.7 to ~2e-5
+        # a constant row: exactly the bias in fp64 and in torch, but (x - mean) * rstd with rstd = 1/sqrt(eps)
+        x[1] = 0.7  # amplifies the ulp by which another summation order's mean misses 0.7 to ~2e-5
+        ref = model(x)
         assert bool(significant(ref, model.double()(x.double()))[1].any()), "the premise: the reference is exact there"
         model.float()
         _, [sig] = evaluator.rounding_slack(model, [x], [ref])
