@@ -122,8 +122,8 @@ class AffineFunction(torch.autograd.Function):
 class ModelNew(nn.Module):
     def __init__(self, features: int):
         super().__init__()
-        self.weight = nn.Parameter(torch.empty(features))
-        self.bias = nn.Parameter(torch.empty(features))
+        self.weight = nn.Parameter(torch.randn(features))
+        self.bias = nn.Parameter(torch.randn(features))
 
     def forward(self, x):
         return AffineFunction.apply(x, self.weight, self.bias)
