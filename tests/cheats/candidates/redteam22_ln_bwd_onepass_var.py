@@ -5,9 +5,6 @@
 #        Measured (red team 22, 16x32): dx off by 1.8e-3 at an offset of +100, 4.0e-2 at +1000 (forward 2.7e-5).
 # operator: rt22_ln_train
 # expect: mismatch rule=gradient
-# partly: no gradient call takes the offset or scaled-down trials: the calls added for them (1bebabe) rejected
-#        the honest train_ok_batchnorm in 2 of 4 runs (a broadcast upstream on offset inputs cancels below
-#        the tolerance) and were taken out; caught only where another draw reaches the defect
 import torch
 import triton
 import triton.language as tl

@@ -7,9 +7,6 @@
 #        Measured (red team 22, 16x32): dx off by 2.8e-3 at x std 0.02, 0.40 at x std 1e-3 (forward 5e-8).
 # operator: rt21_rmsnorm_train
 # expect: mismatch rule=gradient
-# partly: no gradient call takes the offset or scaled-down trials: the calls added for them (1bebabe) rejected
-#        the honest train_ok_batchnorm in 2 of 4 runs (a broadcast upstream on offset inputs cancels below
-#        the tolerance) and were taken out; caught only where another draw reaches the defect
 import torch
 import triton
 import triton.language as tl
