@@ -262,3 +262,26 @@ def test_a_config_only_change_replans_the_operators_it_affects(remote) -> None:
     assert refs(detect(dev.path, base=c3, head=c4)) == {"ops/a.py": "changed"}
     c5 = dev.commit({".github/foundry.yml": "defaults: {budget: 3}\n"})
     assert refs(detect(dev.path, base=c4, head=c5)) == {"ops/b.py": "added"}, "included again"
+
+
+def test_a_helper_reached_through_a_file_the_config_does_not_include_counts(remote) -> None:
+    _, dev = remote
+    mid = "from lib.base import factor\n\n\ndef scale(x):\n    return x * factor()\n"
+    c1 = dev.commit(
+        {
+            ".github/foundry.yml": "include: ['ops/**']\n",
+            "lib/mid.py": mid,
+            "lib/base.py": "def factor():\n    return 2\n",
+            "ops/relu.py": importing("from lib.mid import scale"),
+        }
+    )
+    c2 = dev.commit({"lib/base.py": "def factor():\n    return 3\n"})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {"ops/relu.py": "changed"}
+
+
+def test_a_helper_imported_inside_forward_counts(remote) -> None:
+    _, dev = remote
+    local = kb_op("from ops.helpers import scale\n        return scale(x)")
+    c1 = dev.commit({"ops/helpers.py": HELPERS, "ops/relu.py": local})
+    c2 = dev.commit({"ops/helpers.py": HELPERS.replace("x * 2", "x * 3")})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {"ops/relu.py": "changed"}

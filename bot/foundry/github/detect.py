@@ -178,6 +178,7 @@ class _FileOperators:
                     imports.append((stmt, name))
                 else:
                     pending |= _names_used(stmt)
+                    imports += _nested_imports(stmt)
         return chunks, imports
 
     def fingerprint(self, class_name: str, sources: _Revision | None = None, path: str = "") -> str:
@@ -188,6 +189,7 @@ class _FileOperators:
         if self.kernelbench:
             roots |= {d for d in INPUT_DECLARATIONS if d in self.defs}
         chunks, imports = self.closure(roots, skip=class_name)
+        imports += _nested_imports(node)
         imported = sorted(set(sources.imported(path, imports, set()))) if sources is not None else []
         digest = hashlib.sha256("\n".join(sorted(set(chunks)) + [ast.unparse(node)] + imported).encode())
         return digest.hexdigest()[:16]
@@ -264,10 +266,11 @@ class _Revision:
         return [f"# {path}", ast.unparse(info.tree), *self.imported(path, imports, visited)]
 
     def importers(self, changed: set[str], config: FoundryConfig) -> set[str]:
-        """Files config wants that import one of changed, directly or through other files."""
+        """Files config wants that import one of changed, directly or through other files (every file of the
+        repository, since a chain of imports may pass through files the config does not include)."""
         graph: dict[str, set[str]] = {}
         for path in self.paths:
-            info = self.parsed(path) if config.wants(path) or path in changed else None
+            info = self.parsed(path)
             if info is None:
                 continue
             for node in ast.walk(info.tree):
@@ -304,6 +307,17 @@ def _defined_names(node: ast.stmt) -> list[str]:
     if isinstance(node, ast.Import | ast.ImportFrom):
         return [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
     return []
+
+
+def _nested_imports(node: ast.stmt) -> list[tuple[ast.stmt, str]]:
+    """Imports inside a class or function body (`from ops.helpers import scale` in forward), each with the name
+    it binds: what they bring in from the repository is part of the operator as much as a module-level import."""
+    return [
+        (n, name)
+        for n in ast.walk(node)
+        if n is not node and isinstance(n, ast.Import | ast.ImportFrom)
+        for name in _defined_names(n)
+    ]
 
 
 def _names_used(node: ast.AST) -> set[str]:
