@@ -285,3 +285,19 @@ def test_a_helper_imported_inside_forward_counts(remote) -> None:
     c1 = dev.commit({"ops/helpers.py": HELPERS, "ops/relu.py": local})
     c2 = dev.commit({"ops/helpers.py": HELPERS.replace("x * 2", "x * 3")})
     assert refs(detect(dev.path, base=c1, head=c2)) == {"ops/relu.py": "changed"}
+
+
+def test_a_class_the_config_names_but_the_file_does_not_hold_as_a_module_is_skipped_with_a_reason(remote) -> None:
+    _, dev = remote
+    source = "from mylib import Layer\n\n\nclass Gelu(Layer):\n    def forward(self, x):\n        return x\n"
+    config = "operators: {lib/gelu.py::Gelu: {inputs: [[4, 4]]}, lib/gelu.py::Gone: {inputs: [[4]]}}\n"
+    first = detect(dev.path, base=None, head=dev.commit({".github/foundry.yml": config, "lib/gelu.py": source}))
+    assert refs(first) == {}
+    reasons = sorted(s.reason for s in first.skipped)
+    assert reasons[0].startswith("lib/gelu.py::Gelu: named in .github/foundry.yml, but Gelu(Layer) is not recognized")
+    assert reasons[1] == "lib/gelu.py::Gone: named in .github/foundry.yml, but no class Gone in the file"
+    # a config-only change that names it says so too
+    c1 = dev.commit({".github/foundry.yml": None})
+    c2 = dev.commit({".github/foundry.yml": "operators: {lib/gelu.py::Gelu: {inputs: [[4, 4]]}}\n"})
+    [skip] = detect(dev.path, base=c1, head=c2).skipped
+    assert skip.path == "lib/gelu.py" and "Gelu(Layer) is not recognized as torch.nn.Module" in skip.reason

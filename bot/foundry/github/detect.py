@@ -408,6 +408,7 @@ def detect(
         found = _candidates(after, path, config)
         if not found and (after.module_classes or after.kernelbench):
             skipped.append(SkippedFile(path=path, reason=_no_operator_reason(after)))
+        skipped += _named_but_unrecognized(after, path, config)
         for cls in found:
             ref = operator_ref(path, cls)
             if config.settings_for(ref).skip:
@@ -443,6 +444,8 @@ def detect(
             again |= {p for p in after_rev.paths if config.wants(p)}
         for path in sorted(again - handled):
             operators += _recheck_unchanged_file(path, before_rev, after_rev, old_config or config, config)
+            info = after_rev.parsed(path)
+            skipped += _named_but_unrecognized(info, path, config) if info is not None else []
     return Detection(base=base_sha, head=head_sha, note=note, operators=tuple(operators), skipped=tuple(skipped))
 
 
@@ -496,6 +499,26 @@ def _recheck_unchanged_file(
             continue
         found.append(_op(after, path, cls, state, None, ref, after_rev))
     return found
+
+
+def _named_but_unrecognized(info: _FileOperators, path: str, config: FoundryConfig) -> list[SkippedFile]:
+    """Classes .github/foundry.yml names with inputs that the file does not hold as module classes: without
+    this they would vanish from the plan with no word said."""
+    skipped = []
+    for ref, settings in config.operators.items():
+        file, _, cls = ref.partition("::")
+        cls = cls or "Model"
+        if file != path or settings.inputs is None or settings.skip or cls in info.module_classes:
+            continue
+        node = next((n for n in info.tree.body if isinstance(n, ast.ClassDef) and n.name == cls), None)
+        why = (
+            f"no class {cls} in the file"
+            if node is None
+            else f"{cls}({', '.join(ast.unparse(b) for b in node.bases)}) is not recognized as torch.nn.Module: "
+            "derive from nn.Module, torch.nn.Module or an alias this file imports, or a class of this file"
+        )
+        skipped.append(SkippedFile(path=path, reason=f"{ref}: named in .github/foundry.yml, but {why}"))
+    return skipped
 
 
 def _no_operator_reason(info: _FileOperators) -> str:
