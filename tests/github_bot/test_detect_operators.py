@@ -301,3 +301,18 @@ def test_a_class_the_config_names_but_the_file_does_not_hold_as_a_module_is_skip
     c2 = dev.commit({".github/foundry.yml": "operators: {lib/gelu.py::Gelu: {inputs: [[4, 4]]}}\n"})
     [skip] = detect(dev.path, base=c1, head=c2).skipped
     assert skip.path == "lib/gelu.py" and "Gelu(Layer) is not recognized as torch.nn.Module" in skip.reason
+
+
+def test_a_declaration_the_optimizer_reads_from_the_file_is_a_change(remote) -> None:
+    _, dev = remote
+    plain = "import torch\n\nFOUNDRY_PRECISION = 'fp32'\n\n\nclass Gelu(torch.nn.Module):\n"
+    plain += "    def forward(self, x):\n        return x\n"
+    c1 = dev.commit(
+        {
+            ".github/foundry.yml": "operators: {lib/gelu.py::Gelu: {inputs: [[4, 4]]}}\n",
+            "lib/gelu.py": plain,
+            "ops/t.py": kb_op() + "\nFOUNDRY_TRAINING = False\n",
+        }
+    )
+    c2 = dev.commit({"lib/gelu.py": plain.replace("fp32", "bf16"), "ops/t.py": kb_op() + "\nFOUNDRY_TRAINING = True\n"})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {"lib/gelu.py::Gelu": "changed", "ops/t.py": "changed"}

@@ -33,9 +33,9 @@ INPUT_DECLARATIONS = (
     "get_cpu_init_inputs",
     "get_shape_variants",
     "get_cpu_shape_variants",
-    "FOUNDRY_PRECISION",
-    "FOUNDRY_HYBRID_OPS",
 )
+# what the optimizer reads from any operator's file (spec/loader.py), whether its inputs come from it or the config
+OPERATOR_DECLARATIONS = ("FOUNDRY_PRECISION", "FOUNDRY_HYBRID_OPS", "FOUNDRY_TRAINING")
 MODULE_BASES = {"nn.Module", "torch.nn.Module", "Module"}
 
 Status = Literal["added", "changed", "renamed", "deleted", "unchanged"]
@@ -185,7 +185,7 @@ class _FileOperators:
         """The class, what it uses in its file and (with sources) what it imports from other files of the
         repository, so that a change in a helper file is a change of the operator."""
         node = self.module_classes[class_name]
-        roots = set(_names_used(node))
+        roots = set(_names_used(node)) | {d for d in OPERATOR_DECLARATIONS if d in self.defs}
         if self.kernelbench:
             roots |= {d for d in INPUT_DECLARATIONS if d in self.defs}
         chunks, imports = self.closure(roots, skip=class_name)
