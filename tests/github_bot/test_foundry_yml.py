@@ -126,3 +126,28 @@ def test_lists_and_whole_numbers_still_read_naturally() -> None:
     config = parse_config("pull_requests: {min_speedup: 2, labels: [a]}\noperators: {ops/a.py: {inputs: [[4, 8]]}}")
     assert config.pull_requests.min_speedup == 2.0 and config.pull_requests.labels == ("a",)
     assert config.settings_for("ops/a.py").inputs == ((4, 8),)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("defaults: {training: yes}", "key `defaults.training`: Input should be a valid boolean (given 'yes')"),
+        (
+            "operators: {ops/a.py: {skip: on}}",
+            "ops/a.py.skip`: Input should be a valid boolean (given 'on')",
+        ),
+        ("defaults: {budget: 1:30}", "key `defaults.budget`: Input should be a valid integer (given '1:30')"),
+        ("max_budget: 1_000", "key `max_budget`: Input should be a valid integer (given '1_000')"),
+        ('defaults: {budget: "3"}', "(given '3')"),
+    ],
+)
+def test_scalars_are_read_as_yaml_1_2_and_errors_name_the_value(text: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config(text)
+    assert problem in str(raised.value)
+
+
+def test_a_merge_key_is_not_a_repeated_key() -> None:
+    config = parse_config("defaults: &d {budget: 2, writer: llm}\noperators: {ops/a.py: {<<: *d, budget: 3}}\n")
+    assert (config.settings_for("ops/a.py").budget, config.settings_for("ops/a.py").writer) == (3, "llm")
+    assert parse_config("defaults: {training: true, budget: 2}").defaults.training is True

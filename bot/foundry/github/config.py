@@ -167,12 +167,30 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(p) for p in loc) or "(top level)"
 
 
+# YAML 1.2 core scalars, as editors that check against the schema read the file: PyYAML's YAML 1.1 rules would
+# turn `training: yes` into true, `budget: 1:30` into 90 and `budget: 010` into 8 where the schema sees strings
+_YAML11_SCALARS = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+_YAML12_SCALARS = (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, except that a key given twice in one mapping is an error, not the last one wins."""
+    """YAML's safe loader with YAML 1.2 core scalars, except that a key given twice in one mapping is an error,
+    not the last one wins (a `<<` merge key may still be overridden, as YAML means it to be)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: set[object] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
             key = self.construct_object(key_node, deep=True)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
@@ -180,6 +198,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regex) for tag, regex in resolvers if tag not in _YAML11_SCALARS]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+for _tag, _pattern, _first in _YAML12_SCALARS:
+    _UniqueKeyLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
 
 
 def parse_config(text: str | None, *, source: str = CONFIG_PATH) -> FoundryConfig:
@@ -205,7 +231,7 @@ def parse_config(text: str | None, *, source: str = CONFIG_PATH) -> FoundryConfi
     try:
         return FoundryConfig.model_validate_json(as_json)
     except ValidationError as exc:
-        problems = "; ".join(f"key `{_where(e['loc'])}`: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"key `{_where(e['loc'])}`: {e['msg']} (given {e['input']!r})" for e in exc.errors())
         raise ConfigError(f"{source}: {problems}") from exc
 
 
