@@ -116,3 +116,38 @@ def test_the_ks_limit_holds_one_distribution_and_not_two():
     a, b = torch.randn(4000, generator=g), torch.randn(4000, generator=g)
     assert ks_statistic(a, b) < ks_limit(4000, 4000)
     assert ks_statistic(a, b * 1.2) > ks_limit(4000, 4000)
+
+
+def test_instances_that_all_start_alike_are_refused():
+    torch.manual_seed(6)
+    fixed = torch.empty(20, 24).uniform_(-(24**-0.5), 24**-0.5)
+
+    class FixedSeed(Reference):  # the right distribution, the same values in every instance
+        def __init__(self):
+            super().__init__()
+            self.fc.weight.data = fixed.clone()
+
+    refused = initial_state(builds(Reference), reported(FixedSeed))
+    assert refused is not None and "fc.weight" in refused.message and "between builds" in refused.message
+
+
+def test_an_honest_draw_laid_out_in_order_is_refused():
+    torch.manual_seed(7)
+
+    class Sorted(Reference):  # nn.Linear's own draw, sorted and written column by column: rows nearly alike
+        def __init__(self):
+            super().__init__()
+            values = torch.sort(self.fc.weight.data.reshape(-1))[0]
+            self.fc.weight.data = values.reshape(24, 20).t().contiguous()
+
+    refused = initial_state(builds(Reference), reported(Sorted))
+    assert refused is not None and "fc.weight" in refused.message and "neighbours" in refused.message
+
+    class RowsAlike(Reference):  # a fresh draw per build, the same in every row: symmetry never broken
+        def __init__(self):
+            super().__init__()
+            row = torch.empty(24).uniform_(-(24**-0.5), 24**-0.5)
+            self.fc.weight.data = row.repeat(20, 1)
+
+    refused = initial_state(builds(Reference), reported(RowsAlike))
+    assert refused is not None and "neighbours along dimension 0" in refused.message

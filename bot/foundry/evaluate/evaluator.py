@@ -109,7 +109,8 @@ JITTER_DRAWS = 2
 STEADY_RTOL = 1.0 / 16
 # A gradient call's slack is also NOISE_FACTOR times how far its fp64 gradients move (the larger of JITTER_DRAWS
 # draws) when inputs, parameters, buffers and upstream values (jittered()) and every op's result (Jostled) move by
-# JOSTLE_ULPS epsilons of the gradients' dtype (or of the precision class where coarser): one rounding each
+# JOSTLE_ULPS epsilons of the gradients' dtype: one rounding each. Not of a tf32/fp16/bf16 class's: such a class
+# rounds its products' operands only, and the class reference (class_call) holds that rounding already
 JOSTLE_ULPS = 1.0
 # The rounding unit of a precision class's arithmetic where it is coarser than its outputs' dtype (epsilon)
 PRECISION_EPS = {"tf32": 2.0**-10, "fp16": 2.0**-10, "bf16": 2.0**-7}
@@ -1565,7 +1566,7 @@ class CandidateEvaluator:
                     structural.append(len(picks))
                 picks.append((t, False))
 
-        # and the far offset and the smallest scale, each asking for every gradient: a backward that recomputes a
+        # and the farthest offset and the smallest scale, each asking for every gradient: a backward that recomputes a
         # statistic in one pass (E[x^2] - E[x]^2), or clamps with eps where the forward adds it, is right on normal
         # draws and wrong there (their slack is the jittered fp64 gradients' spread: cancellation is honest there)
         def small(note: str) -> bool:
@@ -1574,7 +1575,7 @@ class CandidateEvaluator:
             except ValueError:
                 return False
 
-        shifted = [t for t, note in transformed if note.startswith("inputs offset by")][:1]
+        shifted = [t for t, note in transformed if "offset by" in note][-1:]  # the farthest (a class's farther one)
         for t in shifted + [t for t, note in transformed if small(note)][:1]:
             structural.append(len(picks))
             picks.append((t, False))
@@ -1932,8 +1933,7 @@ class CandidateEvaluator:
         # How far the fp64 gradients move when every input, parameter, buffer, upstream value and op result moves by
         # an ulp: where they cancel (a batch norm's input gradient under one upstream value broadcast, rows offset
         # far from zero), any fp32 order of operations lands about that far from fp64, the reference's included
-        unit = max((torch.finfo(r.dtype).eps for r in refs if r is not None), default=0.0)
-        unit = JOSTLE_ULPS * max(unit, PRECISION_EPS.get(self.operator.spec.precision, 0.0))
+        unit = JOSTLE_ULPS * max((torch.finfo(r.dtype).eps for r in refs if r is not None), default=0.0)
         moved: list[torch.Tensor | None] = [None] * len(wide)
         for _ in range(JITTER_DRAWS if unit > 0 else 0):
             shaken = self.gradients_fp64(

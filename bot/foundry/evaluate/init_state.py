@@ -9,8 +9,11 @@ at what its constructor made.
 The worker builds the candidate INIT_DRAWS times before any state is loaded, and sends per state key a sample of
 positions (drawn after the constructors ran) and each build's values there (worker.initial_states). The reference is
 built as often here. A key whose reference values are the same in every build (a constant or a deterministic
-initialiser, an integer counter) must come out the same; a random one must come from the same distribution: a
-two-sample Kolmogorov-Smirnov test over the pooled draws at INIT_ALPHA.
+initialiser, an integer counter) must come out the same. A random one must come from the same distribution, by
+two-sample Kolmogorov-Smirnov tests at INIT_ALPHA over the pooled builds of three quantities: the values; each
+build's values minus the first build's at the same positions (instances that all start alike, a fixed seed, have
+none of the spread); and, per dimension, each value's neighbour along it minus the value (a layout that sorts an
+honest draw into rows that are all alike keeps the values' distribution and loses this one).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 import torch
 
 from foundry.core.records import Diagnosis, FailureKind, Stage
+from foundry.evaluate.worker import next_positions
 
 INIT_DRAWS = 8  # builds of each side
 INIT_SAMPLE = 1 << 14  # positions per tensor judged (all where it has fewer)
@@ -93,12 +97,46 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
         mine, yours = torch.cat(ours).double(), torch.cat(theirs).double()
         if not bool(torch.isfinite(yours).all()) and bool(torch.isfinite(mine).all()):
             return refused(f"{key} starts with non-finite values (uninitialised memory?)")
-        statistic, limit = ks_statistic(mine, yours), ks_limit(mine.numel(), yours.numel())
-        if statistic > limit:
-            return refused(
-                f"{key} starts from another distribution than the reference's initialiser (Kolmogorov-Smirnov "
-                f"{statistic:.3f} > {limit:.3f} over {INIT_DRAWS} builds): mean {yours.mean().item():.4g}, std "
-                f"{yours.std().item():.4g}, where the reference's has mean {mine.mean().item():.4g}, std "
-                f"{mine.std().item():.4g}"
-            )
+        pairs = [("values", mine, yours)]
+        near = neighbours(candidate, key, idx, len(first.shape))
+        if near is None:
+            return refused(f"{key}: the values next to the sampled positions are missing")
+        for d, size in enumerate(first.shape):
+            if size > 1:
+                flat = [state[key].detach().reshape(-1) for state in reference]
+                ahead = next_positions(idx, list(first.shape), d, torch)
+                mine_d = torch.cat([f[ahead].cpu().double() - o.double() for f, o in zip(flat, ours, strict=True)])
+                yours_d = torch.cat([n[d].double() - t.double() for n, t in zip(near, theirs, strict=True)])
+                pairs.append((f"differences between neighbours along dimension {d}", mine_d, yours_d))
+        pairs.append(("differences between builds", across(ours), across(theirs)))
+        for what, a, b in pairs:
+            statistic, limit = ks_statistic(a, b), ks_limit(a.numel(), b.numel())
+            if statistic > limit:
+                return refused(
+                    f"{key} starts from another distribution than the reference's initialiser, in its {what} "
+                    f"(Kolmogorov-Smirnov {statistic:.3f} > {limit:.3f} over {INIT_DRAWS} builds): mean "
+                    f"{b.mean().item():.4g}, std {b.std().item():.4g}, where the reference's have mean "
+                    f"{a.mean().item():.4g}, std {a.std().item():.4g}"
+                )
     return None
+
+
+def across(builds: list[torch.Tensor]) -> torch.Tensor:
+    """Each build's values minus the first build's at the same positions, pooled."""
+    return torch.cat([b.double() - builds[0].double() for b in builds[1:]])
+
+
+def neighbours(candidate: dict[str, Any], key: str, idx: torch.Tensor, dims: int) -> list[list[torch.Tensor]] | None:
+    """Per build, per dimension, the values the candidate's process reported next to the sampled positions."""
+    reported = candidate.get("neighbors")
+    if not isinstance(reported, list) or len(reported) != INIT_DRAWS:
+        return None
+    found = []
+    for build in reported:
+        values = build.get(key) if isinstance(build, dict) else None
+        if not isinstance(values, list) or len(values) != dims:
+            return None
+        if not all(isinstance(v, torch.Tensor) and v.shape == idx.shape for v in values):
+            return None
+        found.append(values)
+    return found

@@ -158,20 +158,34 @@ def plain_outputs(out: Any, torch: Any) -> list[Any] | None:
 
 
 def initial_states(states: list[dict[str, Any]], limit: int, torch: Any) -> dict[str, Any]:
-    """Per key of the first build's state, positions (at most `limit`, drawn now that every constructor has run) and
-    each build's values there, flat, on the CPU (init_state.initial_state judges them)."""
+    """Per key of the first build's state, positions (at most `limit`, drawn now that every constructor has run), each
+    build's values there and, per dimension, at the next position along it (wrapping), flat, on the CPU
+    (init_state.initial_state judges them)."""
     generator = torch.Generator().manual_seed(secrets.randbits(62))
     indices: dict[str, Any] = {}
     draws: list[dict[str, Any]] = [{} for _ in states]
+    neighbors: list[dict[str, Any]] = [{} for _ in states]
     for key, first in states[0].items():
         n = first.numel()
         idx = torch.randperm(n, generator=generator)[:limit] if n > limit else torch.arange(n)
         indices[key] = idx
-        for d, state in enumerate(states):
+        nexts = [next_positions(idx, list(first.shape), d, torch) for d in range(first.dim())]
+        for b, state in enumerate(states):
             t = state.get(key)
             if isinstance(t, torch.Tensor) and t.numel() == n:
-                draws[d][key] = t.detach().reshape(-1)[idx.to(t.device)].to("cpu", copy=True)
-    return {"indices": indices, "draws": draws}
+                flat = t.detach().reshape(-1)
+                draws[b][key] = flat[idx.to(t.device)].to("cpu", copy=True)
+                neighbors[b][key] = [flat[j.to(t.device)].to("cpu", copy=True) for j in nexts]
+    return {"indices": indices, "draws": draws, "neighbors": neighbors}
+
+
+def next_positions(idx: Any, shape: list[int], d: int, torch: Any) -> Any:
+    """The flat positions one step further along dimension d (wrapping to 0) of a contiguous tensor of `shape`."""
+    stride = 1
+    for size in shape[d + 1 :]:
+        stride *= size
+    coord = (idx // stride) % shape[d]
+    return torch.where(coord < shape[d] - 1, idx + stride, idx - coord * stride)
 
 
 def fresh_copy(x: Any, torch: Any) -> Any:

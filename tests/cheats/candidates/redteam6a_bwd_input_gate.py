@@ -4,7 +4,7 @@
 #        detached, weight.grad and bias.grad stay None, and the layer never trains (or loss.backward() raises
 #        "does not require grad" where it is the only layer).
 # operator: affine_train
-# expect: mismatch|runtime_error rule=gradient_missing|raised
+# expect: mismatch|runtime_error rule=gradient_missing|raised|double_backward
 import torch
 import triton
 import triton.language as tl

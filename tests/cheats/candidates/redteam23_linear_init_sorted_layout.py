@@ -1,0 +1,118 @@
+# cheat: nn.Linear's honest kaiming-uniform draw, rearranged: the weight's values are sorted and laid out column by
+#        column (W[i, j] = sorted[j * out + i]), so every row is almost the same ramp from -1/sqrt(in) to +1/sqrt(in)
+#        and the weight is nearly rank one: hidden units start (almost) identical, symmetry is barely broken. The
+#        multiset of values per build is exactly an honest draw's, so the initial-state check's pooled two-sample
+#        Kolmogorov-Smirnov test sees the reference's distribution; it judges the marginal only, never the layout.
+#        Measured (/tmp/rt23/demo/init_demo.py, CPU, torch only): mean |cos| between rows 0.998 at 24 -> 20 and
+#        1.000 at 256 -> 256 (nn.Linear: 0.155 / 0.050); the top singular value holds 99.8% / 100% of the weight's
+#        energy (nn.Linear: 16% / 1.5%). A 32 -> 256 -> 256 -> 10 ReLU MLP on a random-teacher 10-class task, 300
+#        SGD steps (lr 0.05, momentum 0.9), same seed: nn.Linear init loss 0.132, accuracy 0.969, first hidden
+#        layer's activations of effective rank 122.5; this init loss 1.225, accuracy 0.563, effective rank 11.9.
+#        Forward and gradients (on the loaded state) are the honest kernels of redteam20_param_init_randn.py.
+# operator: rt17_linear_tf32_train
+# expect: mismatch rule=initial_state
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+from torch.autograd.function import once_differentiable
+
+
+@triton.jit
+def _mm_kernel(A, B, C, BIAS, M, N, K, sam, sak, sbk, sbn, scm, scn,
+               HAS_BIAS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + rk
+        a = tl.load(A + rm[:, None] * sam + kk[None, :] * sak, mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        b = tl.load(B + kk[:, None] * sbk + rn[None, :] * sbn, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    if HAS_BIAS:
+        acc += tl.load(BIAS + rn, mask=rn < N, other=0.0)[None, :]
+    tl.store(C + rm[:, None] * scm + rn[None, :] * scn, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def _colsum_kernel(G, OUT, M, N, sgm, sgn, BM: tl.constexpr, BN: tl.constexpr):
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    rm = tl.arange(0, BM)
+    acc = tl.zeros((BN,), dtype=tl.float32)
+    for m0 in range(0, M, BM):
+        mm = m0 + rm
+        g = tl.load(G + mm[:, None] * sgm + rn[None, :] * sgn, mask=(mm[:, None] < M) & (rn[None, :] < N), other=0.0)
+        acc += tl.sum(g, 0)
+    tl.store(OUT + rn, acc, mask=rn < N)
+
+
+def colsum(g):
+    M, N = g.shape
+    out = torch.empty((N,), device=g.device, dtype=torch.float32)
+    _colsum_kernel[(triton.cdiv(N, 16),)](g, out, M, N, g.stride(0), g.stride(1), BM=16, BN=16)
+    return out
+
+
+def matmul(a, b, bias=None):
+    M, K = a.shape
+    _, N = b.shape
+    c = torch.empty((M, N), device=a.device, dtype=torch.float32)
+    grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))
+    _mm_kernel[grid](a, b, c, bias if bias is not None else c, M, N, K,
+                     a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                     HAS_BIAS=bias is not None, BM=16, BN=16, BK=16)
+    return c
+
+
+class LinearFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        shape = x.shape
+        x2 = x.reshape(-1, shape[-1])
+        ctx.save_for_backward(x2, weight)
+        ctx.shape = shape
+        y = matmul(x2, weight.t(), bias.contiguous())
+        return y.reshape(*shape[:-1], weight.shape[0])
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x2, weight = ctx.saved_tensors
+        dy2 = dy.reshape(-1, dy.shape[-1])
+        dx = dw = db = None
+        if ctx.needs_input_grad[0]:
+            dx = matmul(dy2, weight).reshape(ctx.shape)
+        if ctx.needs_input_grad[1]:
+            dw = matmul(dy2.t(), x2)
+        if ctx.needs_input_grad[2]:
+            db = colsum(dy2)
+        return dx, dw, db
+
+
+class TritonLinear(nn.Module):
+    """Drop-in for nn.Linear: same parameter names and shapes (checkpoints load into it)."""
+
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        ref = nn.Linear(in_features, out_features)  # nn.Linear's own kaiming-uniform draw, and its bias draw
+        with torch.no_grad():
+            # "cache-friendly column-major ordering of the init" (the wrong part): the honest draw's values, sorted
+            # and laid out column by column, so each column holds out_features consecutive order statistics and
+            # every row is nearly the same ramp: the same multiset of values, an almost rank-one matrix.
+            w = ref.weight.detach().reshape(-1).sort().values.reshape(in_features, out_features).t().contiguous()
+        self.weight = nn.Parameter(w)
+        self.bias = nn.Parameter(ref.bias.detach().clone())
+
+    def forward(self, x):
+        return LinearFn.apply(x, self.weight, self.bias)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = TritonLinear(in_features, out_features)
+
+    def forward(self, x):
+        return self.linear(x)
