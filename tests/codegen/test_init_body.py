@@ -48,6 +48,8 @@ def test_a_constructor_reading_the_files_own_names_is_not_taken():
         "        nn.init.normal_(self.w)\n"
     )
     assert init_body(method, "Model") is None
+    passed = method.replace("self.reset_parameters()", "self.apply(self.reset_parameters)")  # passed, not called
+    assert init_body(passed, "Model") is None
     own = method.replace("self.reset_parameters()", "self.apply(lambda m: None)")  # nn.Module's own method: kept
     assert init_body(own, "Model") is not None
 

@@ -126,3 +126,16 @@ def test_a_backward_without_a_template_is_declined_by_name(tmp_path: Path):
     )
     diagnosis = TemplateWriter().check(load_operator(str(op)).spec)
     assert diagnosis is not None and "convolution_backward" in diagnosis.message and "stride 1" in diagnosis.message
+
+
+@pytest.mark.parametrize("name", ["rt20_affine_dropout_train", "rt6a_batchnorm_train"])
+def test_a_module_that_computes_otherwise_in_train_mode_gets_no_template(writer: TemplateWriter, name: str):
+    """Dropout and batch statistics change the train-mode graph: a kernel lowered from the eval-mode graph would be
+    wrong where a training kernel is used, so the writer refuses, naming the op."""
+    from foundry.core.errors import UnsupportedOperatorError
+
+    path = ROOT / "tests" / "cheats" / "operators" / f"{name}.py"
+    with pytest.raises(UnsupportedOperatorError, match="computes otherwise in train mode") as refused:
+        writer.render(load_operator(str(path)).spec, {})
+    if "dropout" in name:  # a batch norm's training form is decomposed: its first extra op is the count's add_
+        assert "dropout" in str(refused.value) or "bernoulli" in str(refused.value) or "rand" in str(refused.value)

@@ -151,3 +151,17 @@ def test_an_honest_draw_laid_out_in_order_is_refused():
 
     refused = initial_state(builds(Reference), reported(RowsAlike))
     assert refused is not None and "neighbours along dimension 0" in refused.message
+
+
+def test_a_low_rank_start_with_honest_entries_is_refused():
+    torch.manual_seed(8)
+
+    class RankThree(Reference):  # each entry uniform on the right range, the matrix of rank 3
+        def __init__(self):
+            super().__init__()
+            u = torch.nn.functional.normalize(torch.randn(20, 3), dim=1)
+            v = torch.nn.functional.normalize(torch.randn(24, 3), dim=1)
+            self.fc.weight.data = (u @ v.t()).clamp(-1, 1) * 24**-0.5  # cos of unit vectors in R^3: uniform
+
+    refused = initial_state(builds(Reference), reported(RankThree))
+    assert refused is not None and "fc.weight" in refused.message and "singular values" in refused.message

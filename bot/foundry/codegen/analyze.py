@@ -213,14 +213,14 @@ def init_body(source: str, class_name: str) -> tuple[list[str], list[str]] | Non
                 elif not hasattr(builtins, node.id):
                     return None  # a name of the operator file's own (a helper, a constant)
             elif (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "self"
-                and node.func.attr not in own
-                and not hasattr(nn.Module, node.func.attr)
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Load)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+                and node.attr not in own
+                and not hasattr(nn.Module, node.attr)
             ):
-                return None  # a method of the reference's own class
+                return None  # a method or attribute of the reference's own class (self.apply(self._init_weights))
     used.sort(key=tree.body.index)  # in the file's order
     return [ast.unparse(stmt) for stmt in used], [ast.unparse(stmt) for stmt in body]
 

@@ -281,12 +281,36 @@ def subgraph(graph: Graph, keep: set[str], outputs: list[str], leaves: dict[str,
     return Graph(nodes=nodes, inputs=inputs, outputs=list(outputs), params=params, origin=origin)
 
 
+def mode_dependent(model: nn.Module, inputs: Sequence[Any], eval_graph: fx.GraphModule) -> list[str]:
+    """The aten ops the joint graph runs in train mode and not in eval mode (native_dropout, a batch norm's
+    training form), in the order of the train-mode graph; [] where the two modes run the same ops."""
+
+    def ops(gm: fx.GraphModule) -> list[str]:
+        return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+
+    seen = set(ops(eval_graph))
+    try:
+        trained = joint_module(model.train(), inputs)[0]
+    finally:
+        model.eval()
+    found = list(dict.fromkeys(op for op in ops(trained) if op not in seen))
+    telling = [op for op in found if any(word in op for word in ("dropout", "bernoulli", "rand", "batch_norm"))]
+    return telling + [op for op in found if op not in telling]
+
+
 def split(model: nn.Module, inputs: Sequence[Any], names: Sequence[str], save: str) -> Split:
     """Capture `model(*inputs)` with its backward and cut it (see the module docstring)."""
     if save not in SAVE_MODES:
         raise ValueError(f"train.save must be one of {SAVE_MODES}, got {save!r}")
     model = model.eval()
     gm, keys, found = joint_module(model, inputs)
+    moded = mode_dependent(model, inputs, gm)
+    if moded:
+        raise UnsupportedError(
+            moded[0],
+            "the module computes otherwise in train mode (dropout, batch statistics): the template writer lowers the "
+            "eval-mode graph only, and a training kernel must be right in train mode",
+        )
     n_out = len(next(n for n in gm.graph.nodes if n.op == "output").args[0]) - sum(found)
     floating = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.is_floating_point()]
     n_tangents = len([n for n in gm.graph.nodes if n.op == "placeholder"]) - len(keys) - len(inputs)

@@ -990,6 +990,8 @@ class CandidateEvaluator:
                 "init": op.init_inputs(self.small),
                 "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
             }
+            if op.spec.training and self.init_sizes() == ["checked", "full"]:
+                payload["init_full"] = op.init_inputs(False)
             prepared = Prepared(payload, refs, model, containers, first, shared)
             prepared.sent = {"trials": hosted, "reweighted": reweights}
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
@@ -3033,18 +3035,43 @@ class CandidateEvaluator:
                 checks.append(f"initial state as the reference's initialisers make it ({init_state.INIT_DRAWS} builds)")
         return {"failures": failures, "checks": checks, "launches": launches, "library": sorted(library)}
 
+    def init_sizes(self) -> list[str]:
+        """The constructor arguments a training candidate's initial state is judged at: the checked ones, and the
+        operator's full ones too where they differ and their state holds at most init_state.FULL_STATE elements (an
+        init that switches on the layer's size is right at the small size only)."""
+        if not self.small:
+            return ["checked"]
+        op = self.operator
+        try:
+            with torch.device("meta"):
+                full = op.build(False).state_dict()
+        except Exception:  # noqa: BLE001 - the full size does not build on meta: judged at the checked size
+            return ["checked"]
+        size = sum(t.numel() for t in full.values())
+        same = repr(op.init_inputs(False)) == repr(op.init_inputs(True))
+        return ["checked"] if same or size > init_state.FULL_STATE else ["checked", "full"]
+
     def check_initial_state(self, jobdir: Path) -> Diagnosis | None:
         """A training operator's candidate as its constructor builds it (worker.initial_states) against as many
-        builds of the reference, on fresh secret seeds (init_state.initial_state)."""
+        builds of the reference, on fresh secret seeds (init_state.initial_state), at each of init_sizes()."""
         try:
             reported = jobfiles.load_untrusted(jobdir / "initial_state.pt", "cpu", mapped=False)
         except Exception as exc:  # noqa: BLE001 - whatever the candidate left there, it is no initial state
             log.warning("refused the worker's initial_state.pt: %s: %s", type(exc).__name__, str(exc)[:300])
             reported = None
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(secrets.randbits(62))
-            builds = [self.operator.build(self.small).state_dict() for _ in range(init_state.INIT_DRAWS)]
-        return init_state.initial_state(builds, reported)
+        sizes = self.init_sizes()
+        if not isinstance(reported, dict) or sorted(reported) != sorted(sizes):
+            return init_state.initial_state([{}], None)
+        for size in sizes:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(secrets.randbits(62))
+                small = self.small and size == "checked"
+                builds = [self.operator.build(small).state_dict() for _ in range(init_state.INIT_DRAWS)]
+            refused = init_state.initial_state(builds, reported[size])
+            if refused is not None:
+                what = "the operator's full constructor arguments" if size == "full" else "the checked arguments"
+                return refused.model_copy(update={"message": f"built with {what}: {refused.message}"})
+        return None
 
     def worker_outputs(self, path: Path) -> list[Any]:
         """A worker's outputs file, per call a list of tensors (or None where the outputs were not plain

@@ -12,8 +12,9 @@ built as often here. A key whose reference values are the same in every build (a
 initialiser, an integer counter) must come out the same. A random one must come from the same distribution, by
 two-sample Kolmogorov-Smirnov tests at INIT_ALPHA over the pooled builds of three quantities: the values; each
 build's values minus the first build's at the same positions (instances that all start alike, a fixed seed, have
-none of the spread); and, per dimension, each value's neighbour along it minus the value (a layout that sorts an
-honest draw into rows that are all alike keeps the values' distribution and loses this one).
+none of the spread); per dimension, each value's neighbour along it minus the value (a layout that sorts an honest
+draw into rows that are all alike keeps the values' distribution and loses this one); and, for a matrix sent whole
+(up to INIT_SAMPLE elements), its singular values over their norm (a low-rank start with honest entries).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from foundry.evaluate.worker import next_positions
 INIT_DRAWS = 8  # builds of each side
 INIT_SAMPLE = 1 << 14  # positions per tensor judged (all where it has fewer)
 INIT_ALPHA = 1e-6  # the chance that one honest random key is refused
+FULL_STATE = 1 << 23  # elements of the state at the operator's full constructor arguments, at most, to build it too
 
 
 def ks_statistic(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -109,6 +111,9 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
                 yours_d = torch.cat([n[d].double() - t.double() for n, t in zip(near, theirs, strict=True)])
                 pairs.append((f"differences between neighbours along dimension {d}", mine_d, yours_d))
         pairs.append(("differences between builds", across(ours), across(theirs)))
+        if first.dim() >= 2 and idx.numel() == n and bool((idx == torch.arange(n)).all()):  # sent whole
+            matrix = (first.shape[0], n // first.shape[0])
+            pairs.append(("singular values (normalised)", spectra(ours, matrix), spectra(theirs, matrix)))
         for what, a, b in pairs:
             statistic, limit = ks_statistic(a, b), ks_limit(a.numel(), b.numel())
             if statistic > limit:
@@ -119,6 +124,16 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
                     f"{a.mean().item():.4g}, std {a.std().item():.4g}"
                 )
     return None
+
+
+def spectra(builds: list[torch.Tensor], shape: tuple[int, int]) -> torch.Tensor:
+    """Each build's singular values as a matrix of `shape` (rows: the first dimension), over their norm, pooled: a
+    low-rank start (symmetry hardly broken) has the right entries and few non-zero values here."""
+    found = []
+    for b in builds:
+        values = torch.linalg.svdvals(b.double().reshape(shape))
+        found.append(values / values.norm().clamp(min=torch.finfo(torch.float64).tiny))
+    return torch.cat(found)
 
 
 def across(builds: list[torch.Tensor]) -> torch.Tensor:

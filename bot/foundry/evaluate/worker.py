@@ -245,12 +245,15 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
     try:
         model = model_cls(*data["init"])
         if job.get("init_draws"):  # a training operator: what its constructor makes is judged too
-            builds = [model] + [model_cls(*data["init"]) for _ in range(int(job["init_draws"]) - 1)]
-            jobfiles.save(
-                initial_states([b.state_dict() for b in builds], int(job["init_sample"]), torch),
-                jobdir / "initial_state.pt",
-            )
+            draws, limit = int(job["init_draws"]), int(job["init_sample"])
+            builds = [model] + [model_cls(*data["init"]) for _ in range(draws - 1)]
+            report = {"checked": initial_states([b.state_dict() for b in builds], limit, torch)}
             del builds
+            if data.get("init_full") is not None:  # and at the operator's full size
+                full = [model_cls(*data["init_full"]).state_dict() for _ in range(draws)]
+                report["full"] = initial_states(full, limit, torch)
+                del full
+            jobfiles.save(report, jobdir / "initial_state.pt")
         missing = model.load_state_dict(data["state"], strict=True)
         del missing
     except BaseException as exc:  # noqa: B036
