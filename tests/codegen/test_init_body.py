@@ -67,3 +67,18 @@ def test_a_generated_training_module_starts_as_the_reference():
     torch.manual_seed(7)
     theirs = loaded.model_cls(*init).state_dict()
     assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
+
+
+def test_a_constructor_reading_its_own_method_falls_back_to_a_state_to_load():
+    """self.apply(self._init_weights) (GPT-2's init) reads a method the generated module does not have: the module is
+    built with empty parameters of the reference's shapes instead (a state to load), not with a broken constructor."""
+    path = ROOT / "tests" / "cheats" / "operators" / "rt24_linear_apply_init_train.py"
+    loaded = load_operator(str(path))
+    source = TemplateWriter().render(loaded.spec, {})
+    assert "_init_weights" not in source
+    namespace: dict = {}
+    exec(compile(source, "kernel.py", "exec"), namespace)
+    built = namespace["ModelNew"](*loaded.init_inputs(small=True))
+    assert {k: v.shape for k, v in built.state_dict().items()} == {
+        k: v.shape for k, v in loaded.model_cls(*loaded.init_inputs(small=True)).state_dict().items()
+    }
