@@ -10,10 +10,11 @@ The worker builds the candidate INIT_DRAWS times before any state is loaded, and
 positions (drawn after the constructors ran) and each build's values there (worker.initial_states). The reference is
 built as often here. A key whose reference values are the same in every build (a constant or a deterministic
 initialiser, an integer counter) must come out the same. A random one must come from the same distribution, by
-two-sample Kolmogorov-Smirnov tests at INIT_ALPHA over the pooled builds of three quantities: the values; each
-build's values minus the first build's at the same positions (instances that all start alike, a fixed seed, have
-none of the spread); per dimension, each value's neighbour along it minus the value (a layout that sorts an honest
-draw into rows that are all alike keeps the values' distribution and loses this one); and, for a matrix sent whole
+two-sample Kolmogorov-Smirnov tests at INIT_ALPHA over the pooled builds of: the values; one build's values minus
+another's at the same positions, in disjoint pairs of builds (instances that all start alike, a fixed seed, have
+none of the spread); per dimension, the value at an odd position along it minus the one before, pairs that share
+no value (a layout that sorts an honest draw into rows that are all alike keeps the values' distribution and loses
+this one); and, for a matrix sent whole
 (up to INIT_SAMPLE elements), its singular values over their norm (a low-rank start with honest entries).
 """
 
@@ -107,8 +108,12 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
             if size > 1:
                 flat = [state[key].detach().reshape(-1) for state in reference]
                 ahead = next_positions(idx, list(first.shape), d, torch)
-                mine_d = torch.cat([f[ahead].cpu().double() - o.double() for f, o in zip(flat, ours, strict=True)])
-                yours_d = torch.cat([n[d].double() - t.double() for n, t in zip(near, theirs, strict=True)])
+                coord = (idx // math.prod(first.shape[d + 1 :])) % size
+                apart = (coord % 2 == 0) & (coord < size - 1)  # pairs (even, next): no value in two of them
+                mine_d = torch.cat(
+                    [(f[ahead].cpu().double() - o.double())[apart] for f, o in zip(flat, ours, strict=True)]
+                )
+                yours_d = torch.cat([(n[d].double() - t.double())[apart] for n, t in zip(near, theirs, strict=True)])
                 pairs.append((f"differences between neighbours along dimension {d}", mine_d, yours_d))
         pairs.append(("differences between builds", across(ours), across(theirs)))
         if first.dim() >= 2 and idx.numel() == n and bool((idx == torch.arange(n)).all()):  # sent whole
@@ -137,8 +142,9 @@ def spectra(builds: list[torch.Tensor], shape: tuple[int, int]) -> torch.Tensor:
 
 
 def across(builds: list[torch.Tensor]) -> torch.Tensor:
-    """Each build's values minus the first build's at the same positions, pooled."""
-    return torch.cat([b.double() - builds[0].double() for b in builds[1:]])
+    """The second build's values minus the first's at the same positions, the fourth's minus the third's, and so
+    on, pooled: pairs that share no build (differences from one common build are correlated through it)."""
+    return torch.cat([builds[k + 1].double() - builds[k].double() for k in range(0, len(builds) - 1, 2)])
 
 
 def neighbours(candidate: dict[str, Any], key: str, idx: torch.Tensor, dims: int) -> list[list[torch.Tensor]] | None:
