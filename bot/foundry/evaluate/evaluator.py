@@ -410,6 +410,12 @@ def propagates(outputs: list[torch.Tensor], inputs: list[Any]) -> bool:
     return True
 
 
+def nudged(t: torch.Tensor, unit: float, generator: torch.Generator) -> torch.Tensor:
+    """`t` with each element moved by `unit` of itself, up or down, the sign drawn from `generator` (on its device)."""
+    sign = torch.randint(0, 2, t.shape, generator=generator, device=generator.device)
+    return t * (1 + unit * (sign.to(device=t.device, dtype=t.dtype) * 2 - 1))
+
+
 def jittered(model: nn.Module, inputs: list[Any], seed: int, unit: float) -> list[Any]:
     """An fp64 `model`'s floating parameters and buffers, in place, and `inputs` (returned) with each element moved
     by `unit` of itself, its sign drawn from `seed`; and the model's floating outputs too from now on (its forward
@@ -418,8 +424,7 @@ def jittered(model: nn.Module, inputs: list[Any], seed: int, unit: float) -> lis
     generator = torch.Generator().manual_seed(seed)
 
     def moved(t: torch.Tensor) -> torch.Tensor:
-        sign = torch.randint(0, 2, t.shape, generator=generator).to(device=t.device, dtype=t.dtype) * 2 - 1
-        return t * (1 + unit * sign)
+        return nudged(t, unit, generator)
 
     with torch.no_grad():
         for t in list(model.parameters()) + list(model.buffers()):
@@ -713,8 +718,7 @@ class Jostled(TorchDispatchMode):
         key = str(t.device)
         if key not in self.generators:
             self.generators[key] = torch.Generator(device=t.device).manual_seed(self.seed)
-        sign = torch.randint(0, 2, t.shape, generator=self.generators[key], device=t.device).to(t.dtype) * 2 - 1
-        return t * (1 + self.unit * sign)
+        return nudged(t, self.unit, self.generators[key])
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         out = func(*args, **(kwargs or {}))
@@ -990,7 +994,7 @@ class CandidateEvaluator:
                 "init": op.init_inputs(self.small),
                 "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
             }
-            if op.spec.training and self.init_sizes() == ["checked", "full"]:
+            if op.spec.training and self.init_sizes == ["checked", "full"]:
                 payload["init_full"] = op.init_inputs(False)
             prepared = Prepared(payload, refs, model, containers, first, shared)
             prepared.sent = {"trials": hosted, "reweighted": reweights}
@@ -3035,10 +3039,12 @@ class CandidateEvaluator:
                 checks.append(f"initial state as the reference's initialisers make it ({init_state.INIT_DRAWS} builds)")
         return {"failures": failures, "checks": checks, "launches": launches, "library": sorted(library)}
 
+    @functools.cached_property
     def init_sizes(self) -> list[str]:
         """The constructor arguments a training candidate's initial state is judged at: the checked ones, and the
         operator's full ones too where they differ and their state holds at most init_state.FULL_STATE elements (an
-        init that switches on the layer's size is right at the small size only)."""
+        init that switches on the layer's size is right at the small size only). Once per evaluator: it depends on
+        the operator alone."""
         if not self.small:
             return ["checked"]
         op = self.operator
@@ -3053,13 +3059,13 @@ class CandidateEvaluator:
 
     def check_initial_state(self, jobdir: Path) -> Diagnosis | None:
         """A training operator's candidate as its constructor builds it (worker.initial_states) against as many
-        builds of the reference, on fresh secret seeds (init_state.initial_state), at each of init_sizes()."""
+        builds of the reference, on fresh secret seeds (init_state.initial_state), at each of init_sizes."""
         try:
             reported = jobfiles.load_untrusted(jobdir / "initial_state.pt", "cpu", mapped=False)
         except Exception as exc:  # noqa: BLE001 - whatever the candidate left there, it is no initial state
             log.warning("refused the worker's initial_state.pt: %s: %s", type(exc).__name__, str(exc)[:300])
             reported = None
-        sizes = self.init_sizes()
+        sizes = self.init_sizes
         if not isinstance(reported, dict) or sorted(reported) != sorted(sizes):
             return init_state.initial_state([{}], None)
         for size in sizes:
