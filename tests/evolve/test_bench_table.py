@@ -148,3 +148,17 @@ def test_a_training_operator_gets_its_forward_backward_and_peak_memory_rows():
     table = render_table(report([row, plain]))
     assert "ops/train.py | 3.0000 ms | 2.5000 ms | 2.0000 ms | 1.50x | 1.25x | 4.00 / - / 3.00" in table
     assert "ops/plain.py | 3.0000" not in table  # a forward-only operator has no training row
+
+
+def test_a_search_with_nothing_verified_says_why():
+    from foundry.commands.bench import search_failure
+    from foundry.core.records import OperatorSpec, RunReport
+
+    spec = OperatorSpec(path="op.py", name="op")
+    base = dict(operator=spec, verified=False, policy="strict", writer="template", device="cpu")
+    base |= dict(torch_version="2", triton_version="3", timing_measured=False)
+    refused = RunReport(**base, notes=("search stopped: budget", "finalist c1 failed re-verification: run/oom"))
+    assert search_failure(refused) == "finalist c1 failed re-verification: run/oom"
+    rejected = RunReport(**base, failures={"oom": 1, "compile": 2}, notes=("search stopped: budget",))
+    assert search_failure(rejected) == "rejected: oom 1, compile 2"
+    assert search_failure(RunReport(**base)) == "nothing verified"

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from foundry.commands.optimize import SearchOptions, add_search_arguments, optimize_operator
 from foundry.core.errors import FatalError
-from foundry.core.records import Candidate, PeakMemory, TrainingTiming, Verdict
+from foundry.core.records import Candidate, PeakMemory, RunReport, TrainingTiming, Verdict
 from foundry.evolve.progress import LogProgress
 
 NOT_MEASURED = "timing needs a GPU: verified under the Triton interpreter, speed not measured"
@@ -217,7 +217,18 @@ def bench_search(operator: str, options: SearchOptions) -> BenchRow:
     loaded = load_operator(operator)
     outcome = optimize_operator(loaded, options, LogProgress())
     report = outcome.report
-    return row_from(loaded.spec.ref, "search", report.best_verdict, report.evaluated, report.wall_s)
+    row = row_from(loaded.spec.ref, "search", report.best_verdict, report.evaluated, report.wall_s)
+    return row if row.verified else row.model_copy(update={"failure": search_failure(report)})
+
+
+def search_failure(report: RunReport) -> str:
+    """Why a search ended with nothing verified: its finalists' failed re-verifications, else its rejections."""
+    finalists = [n for n in report.notes if n.startswith("finalist ")]
+    if finalists:
+        return "; ".join(finalists)
+    if report.failures:
+        return "rejected: " + ", ".join(f"{kind} {n}" for kind, n in report.failures.items())
+    return "nothing verified"
 
 
 def fmt(value: float | None, unit: str = "") -> str:

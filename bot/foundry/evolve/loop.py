@@ -508,6 +508,7 @@ class Optimizer:
                 return member, verdict
             failure = verdict.failure.headline() if verdict.failure else "not verified"
             self.notes.append(f"finalist {member.candidate.id} failed re-verification: {failure}")
+            self.progress.message(self.notes[-1])
         return None, None
 
     def _state(self, generation: int, done: bool = False) -> ProgressState:
