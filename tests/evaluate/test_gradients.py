@@ -357,3 +357,39 @@ def test_a_backward_right_only_before_the_parameters_move_is_rejected():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_gradient_calls_answers_move_whole_between_devices():
+    """On a GPU the gradient calls' reference answers wait on the host and come back one call at a time
+    (CandidateEvaluator.held): every tensor in an entry moves, tolerances included, and nothing else changes."""
+    from dataclasses import fields, is_dataclass
+
+    from foundry.evaluate.evaluator import moved
+
+    evaluator = CandidateEvaluator(load_operator(str(AFFINE)), config=EvaluatorConfig())
+    prepared = evaluator.prepare()
+    assert prepared.gradients
+
+    def tensors(value):
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from tensors(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                yield from tensors(v)
+        elif is_dataclass(value) and not isinstance(value, type):
+            for f in fields(value):
+                yield from tensors(getattr(value, f.name))
+
+    for entry in prepared.gradients:
+        away = moved(entry, "meta")
+        before, after = list(tensors(entry)), list(tensors(away))
+        assert len(after) == len(before) > 0 and all(t.device.type == "meta" for t in after)
+        assert [t.shape for t in after] == [t.shape for t in before] and all(t.device.type == "cpu" for t in before)
+        assert away.keys() == entry.keys()
+        assert all(away[k] == entry[k] for k in entry if not list(tensors(entry[k])))
+        tolerances = [t for t in entry["tolerances"] if t is not None]
+        assert [(t.atol, t.rtol) for t in away["tolerances"] if t is not None] == [(t.atol, t.rtol) for t in tolerances]
+    prepared.close()

@@ -554,6 +554,20 @@ def to_device(values: list[Any], device: str) -> list[Any]:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
+def moved(value: Any, device: str) -> Any:
+    """`value` with every tensor in it on `device`: through dicts, lists, tuples and dataclasses (Tolerance)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {k: moved(v, device) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(moved(v, device) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changed = {f.name: moved(getattr(value, f.name), device) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changed)
+    return value
+
+
 def delivered(flags: Any, buffers: list[list[torch.Tensor]], count: int) -> list[list[torch.Tensor] | None]:
     """Per call, the shared buffers the worker says it delivered that call's outputs to (they start poisoned:
     a claim without the copy fails), or None: the outputs are in its outputs file."""
@@ -1027,7 +1041,7 @@ class CandidateEvaluator:
                     sum(r.is_floating_point() for r in refs[0]),
                 )
                 if self.timing_available and prepared.gradients:  # the backward again after the timed steps
-                    prepared.after_gradient = self.reference_gradients(model, sent[0], 0)
+                    prepared.after_gradient = self.held(self.reference_gradients(model, sent[0], 0))
             if shared is not None:
                 if self.reference_timing is not None:  # trial 0 only gives shapes and dtypes from now on
                     prepared.first = [
@@ -1806,7 +1820,7 @@ class CandidateEvaluator:
             if moved and reweights is not None:
                 reference = copy.deepcopy(model)
                 reference.load_state_dict({name: v.to(self.device) for name, v in reweights.items()})
-            call = self.reference_gradients(
+            call = self.held_call(
                 reference,
                 sent[t],
                 t,
@@ -1847,6 +1861,16 @@ class CandidateEvaluator:
         except Exception:  # noqa: BLE001 - a reference that refuses train mode is checked in eval mode
             return False
         return all(torch.equal(a, b) for a, b in zip(*outs, strict=True))
+
+    def held(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """A gradient call's reference answers (gradients, outputs, buffers and their tolerances) where they wait
+        for the judging: on the host when the device is a GPU. They are several times the inputs' size per call,
+        and a training operator has a dozen or more calls: on the device they would crowd out the candidate's
+        own process (a 4096 x 32000 cross-entropy's calls held some 50 GB). Judging moves one call's back."""
+        return moved(entry, "cpu") if self.is_cuda else entry
+
+    def held_call(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return self.held(self.reference_gradients(*args, **kwargs))
 
     def reference_gradients(
         self,
@@ -2189,7 +2213,8 @@ class CandidateEvaluator:
             ), []
         records: list[dict[str, Any]] = []
         refused_second = False  # a double backward refused loudly where the upstream gradients require grad
-        for expected, call, got in zip(expected_calls, calls, grads, strict=True):
+        for held, call, got in zip(expected_calls, calls, grads, strict=True):
+            expected = moved(held, self.device) if self.is_cuda else held  # one call's answers at a time (held)
             trial = expected["trial"]
             if (
                 not isinstance(call, dict)
