@@ -136,6 +136,54 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, *, kind: Failu
     )
 
 
+@dataclass(frozen=True)
+class Selection:
+    """An integer output that is the indices an unstable sort or a topk chose (torch's order among tied values is
+    its implementation's: std::sort past 16 elements, nth_element for topk, another on each device): the values it
+    sorted, along `dim`. Such indices are right when they select the reference's values, each index once."""
+
+    source: torch.Tensor
+    dim: int
+    op: str  # "sort" or "topk", for the message
+
+
+def compare_selection(
+    out: torch.Tensor, ref: torch.Tensor, sel: Selection, *, kind: FailureKind, what: str
+) -> Diagnosis | None:
+    """None when `out` equals `ref`, or when it is another answer the unstable op could give: indices in range,
+    none twice along the sorted dim, and selecting the same values as the reference's indices in the same places
+    (NaN as NaN; -0.0 and 0.0 are a tie, as the sort has them). Otherwise the exact comparison's diagnosis, told
+    what was allowed."""
+    exact = compare(out, ref, Tolerance(0.0, 0.0), kind=kind, what=what)
+    if exact is None or exact.rule != "exact":
+        return exact
+    source, dim = sel.source.to(out.device), sel.dim % max(out.dim(), 1)
+    n = source.shape[dim] if source.dim() else 1
+    if out.dim() != source.dim() or any(out.shape[d] != source.shape[d] for d in range(out.dim()) if d != dim):
+        return exact
+    inside = (out >= 0) & (out < n)
+    if not bool(inside.all()):
+        return exact
+    ordered = out.sort(dim=dim).values
+    if bool(
+        (
+            ordered.narrow(dim, 1, max(ordered.shape[dim] - 1, 0))
+            == ordered.narrow(dim, 0, max(ordered.shape[dim] - 1, 0))
+        ).any()
+    ):
+        return exact.model_copy(update={"message": f"{exact.message} (an index chosen twice along dim {dim})"})
+    got, want = source.gather(dim, out), source.gather(dim, ref)
+    same = (got == want) | (got.isnan() & want.isnan())
+    if bool(same.all()):
+        return None
+    return exact.model_copy(
+        update={
+            "message": f"{exact.message}; the {sel.op}'s tied values may come in any order, but these indices "
+            f"select other values at {int((~same).sum())} places"
+        }
+    )
+
+
 def slack_of(tol: Tolerance, ref: torch.Tensor) -> torch.Tensor | None:
     """tol's per-element slack, flat in fp64, where it matches ref's shape."""
     if tol.slack is None or tuple(tol.slack.shape) != tuple(ref.shape):

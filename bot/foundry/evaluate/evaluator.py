@@ -22,6 +22,7 @@ import statistics
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +45,16 @@ from foundry.core.records import (
     Verdict,
 )
 from foundry.evaluate import exchange, gradients, init_state, jobfiles, landlock
-from foundry.evaluate.correctness import Tolerance, compare, probe, significant, strengthened, unusable
+from foundry.evaluate.correctness import (
+    Selection,
+    Tolerance,
+    compare,
+    compare_selection,
+    probe,
+    significant,
+    strengthened,
+    unusable,
+)
 from foundry.evaluate.device_lock import Admission, DeviceGate, DeviceLock, gpu_lock_path
 from foundry.evaluate.isolation import (
     ChildOutcome,
@@ -245,6 +255,8 @@ class Prepared:
     reweighted: bool = False  # the last trial runs after the parameters are changed in place
     modes: dict[str, bool] = field(default_factory=dict)  # use_modes: train mode, inputs that require grad
     work: list[dict[str, int]] = field(default_factory=list)  # per trial, the reference's work per op (op_work)
+    # per trial, the outputs that are the indices of an unstable sort or topk: judged by the values they select
+    selections: list[dict[int, Selection]] = field(default_factory=list)
     # a training operator's gradient calls (reference_gradients): trial, seed, names, reference grads, tolerances
     gradients: list[dict[str, Any]] = field(default_factory=list)
     # one more gradient call (trial 0, a fresh upstream draw) run after the timed training steps (timing only)
@@ -688,20 +700,49 @@ class ClassRounding(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def unstable_selection(func: Any, args: tuple, kwargs: dict[str, Any]) -> Selection | None:
+    """What an unstable sort or a sorted topk sorts (its values on the host, and the dim), or None for any other op
+    (a stable sort's order is defined: its indices are judged exactly)."""
+    if func is torch.ops.aten.topk.default:
+        params = dict(zip(("k", "dim", "largest", "sorted"), args[1:], strict=False)) | kwargs
+        if not params.get("sorted", True):
+            return None
+        op = "topk"
+    elif func is torch.ops.aten.sort.default:
+        params = dict(zip(("dim", "descending"), args[1:], strict=False)) | kwargs
+        op = "sort"
+    elif func is torch.ops.aten.sort.stable:
+        params = kwargs
+        if params.get("stable"):
+            return None
+        op = "sort"
+    else:
+        return None
+    source = args[0]
+    if not isinstance(source, torch.Tensor):
+        return None
+    return Selection(source.detach().to("cpu", copy=True), int(params.get("dim", -1)), op)
+
+
 class ReferenceOps(TorchDispatchMode):
     """The ops the reference runs, by their rules/runtime.yaml names (runtime_guard.rule_name: aten ops only),
     for the hybrid policy's grant."""
 
-    def __init__(self, magnitudes: bool = False) -> None:
+    def __init__(self, magnitudes: bool = False, selections: bool = False) -> None:
         super().__init__()
+        self.select = selections  # also keep what each unstable sort sorted (Selection)
         self.ops: set[str] = set()
         self.counts: dict[str, int] = {}  # calls per op, by rule name
         self.work: dict[str, int] = {}  # runtime_guard.op_work per op, by rule name
         self.magnitudes = magnitudes  # also keep the largest finite magnitude of any floating result
         self.largest = 0.0
+        self.selections: list[tuple[torch.Tensor, Selection]] = []  # indices of unstable sorts, with what they sorted
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         out = func(*args, **(kwargs or {}))
+        selection = unstable_selection(func, args, kwargs or {}) if self.select else None
+        if selection is not None:
+            self.selections.append((out[1], selection))
         if self.magnitudes:
             for t in out if isinstance(out, (tuple, list)) else [out]:
                 if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel():
@@ -777,6 +818,8 @@ class CandidateEvaluator:
         self.reference_ops: frozenset[str] | None = None
         self.reference_counts: dict[str, int] = {}  # how often one reference call runs each op (ReferenceOps)
         self.last_work: dict[str, int] = {}  # the work per op of the last reference call (ReferenceOps.work)
+        # what each unstable sort's indices of a reference run sorted, by the indices tensor (gone with it)
+        self.selected: dict[int, tuple[weakref.ref[torch.Tensor], Selection]] = {}
         self.allowed_ops: frozenset[str] = frozenset()
         self.library_ops: frozenset[str] = frozenset()
         self.strict_ops: frozenset[str] = frozenset()
@@ -934,6 +977,7 @@ class CandidateEvaluator:
         first: list[Any] = []
         work: list[dict[str, int]] = []
         sent: list[list[Any]] = []  # each trial's inputs, in the order of refs
+        selections: list[dict[int, Selection]] = []  # per trial, its outputs that are an unstable sort's indices
 
         def add(inputs: list[Any], note: str = "", out: Any = None) -> None:
             nonlocal first
@@ -945,6 +989,7 @@ class CandidateEvaluator:
                 work.append(work[0] if work else self.last_work)
             sent.append(inputs)
             containers.append(type(out).__name__)
+            selections.append(self.selection_of(out))
             refs.append([t.detach().clone() if self.is_cuda else t.detach() for t in as_outputs(out)])
             described.append(jobfiles.describe_inputs(on_device))
             notes.append(note)
@@ -1013,6 +1058,7 @@ class CandidateEvaluator:
             prepared = Prepared(payload, refs, model, containers, first, shared)
             prepared.sent = {"trials": hosted, "reweighted": reweights}
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
+            prepared.selections = selections
             if self.operator.spec.precision in PRECISION_EPS:
                 last = len(refs) - 1 if reweights is not None else len(refs)
                 for t in range(len(refs)):
@@ -1069,15 +1115,29 @@ class CandidateEvaluator:
         the hybrid policy those on the eligible list are the library ops the candidate may keep."""
         copies = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         with torch.no_grad():
-            recorder = ReferenceOps()
+            recorder = ReferenceOps(selections=True)
             with recorder:
                 out = model(*copies)
             self.last_work = dict(recorder.work)
+            for indices, selection in recorder.selections:  # found again among the outputs (prepare_job's add)
+                for key in [k for k, (alive, _) in list(self.selected.items()) if alive() is None]:
+                    self.selected.pop(key, None)
+                self.selected[id(indices)] = (weakref.ref(indices), selection)
             if self.reference_ops is not None:
                 return out
             self.reference_counts = dict(recorder.counts)
             self.grant(frozenset(recorder.ops))
             return out
+
+    def selection_of(self, out: Any) -> dict[int, Selection]:
+        """The outputs of a reference run (by position) that are the very indices tensor an unstable sort or topk
+        of that run returned, with what it sorted."""
+        chosen = {}
+        for k, t in enumerate(as_outputs(out)):
+            entry = self.selected.get(id(t))
+            if entry is not None and entry[0]() is t:
+                chosen[k] = entry[1]
+        return chosen
 
     def grant(self, reference_ops: frozenset[str]) -> None:
         """The ops a candidate may run outside Triton: the strict lists, and under the hybrid policy the
@@ -2873,7 +2933,7 @@ class CandidateEvaluator:
                         hold("held after")  # loaded onto the device and compared there
                         outputs = self.worker_outputs(jobdir / "outputs_after_timing.pt")
                         shared = delivered(after.get("delivered"), prepared.after, len(outputs))
-                        stale = self.check_after_timing(outputs, refs[: self.after_trials], shared)
+                        stale = self.check_after_timing(outputs, refs[: self.after_trials], shared, prepared.selections)
                         if stale is None and prepared.after_gradient is not None:
                             stale = self.check_gradients_after_timing(after, jobdir, prepared)
                     else:  # it failed, or died, when called again after the timing run
@@ -3005,7 +3065,8 @@ class CandidateEvaluator:
             judged_with = prepared.tolerances.get(trial, tolerances) if own else tolerances
             if trial in prepared.class_slacks:
                 judged_with = with_slacks(judged_with, prepared.class_slacks[trial])
-            diag = self.check_call(call, out, expected, judged_with, what, label, state_kinds, container)
+            chosen = prepared.selections[trial] if trial < len(prepared.selections) else {}
+            diag = self.check_call(call, out, expected, judged_with, what, label, state_kinds, container, chosen)
             if diag is not None:
                 failures.append(diag)
                 break
@@ -3145,6 +3206,7 @@ class CandidateEvaluator:
         label: str,
         state_kinds: dict[str, str],
         container: str | None,
+        selections: dict[int, Selection] | None = None,
     ) -> Diagnosis | None:
         info = call["output"]
         types = [item["type"] for item in info["items"]]
@@ -3210,7 +3272,11 @@ class CandidateEvaluator:
         kind = FailureKind.MISMATCH if label == "trial" else FailureKind.STATE_DEPENDENT
         for k, (o, r) in enumerate(zip(out, expected, strict=True)):
             tol = tolerances[k] if k < len(tolerances) else self.tolerance
-            diag = compare(o, r, tol, kind=kind, what=f"{what}, output {k}")
+            chosen = (selections or {}).get(k)
+            if chosen is not None:
+                diag = compare_selection(o, r, chosen, kind=kind, what=f"{what}, output {k}")
+            else:
+                diag = compare(o, r, tol, kind=kind, what=f"{what}, output {k}")
             if diag is not None:
                 if label == exchange.PLAIN:
                     diag = diag.model_copy(
@@ -3236,6 +3302,7 @@ class CandidateEvaluator:
         outputs: list[list[torch.Tensor] | None],
         refs: list[list[torch.Tensor]],
         shared: list[list[torch.Tensor] | None] | None = None,
+        selections: list[dict[int, Selection]] | None = None,
     ) -> Diagnosis | None:
         """The candidate, called again on known inputs after the whole timing run, must still be right
         (refs: those of the trials it was asked to call again; shared: per call, the device buffers the worker
@@ -3255,9 +3322,15 @@ class CandidateEvaluator:
             out = self.onto_device(mapped, shared[t] if shared is not None and t < len(shared) else None)
             if out is None or len(out) != len(refs[t]):
                 return stale(f"after the timing run, trial {t}'s outputs are no longer plain tensors")
+            chosen = selections[t] if selections is not None and t < len(selections) else {}
             for k, (o, r) in enumerate(zip(out, refs[t], strict=True)):
                 tol = tolerances[k] if k < len(tolerances) else self.tolerance
-                diag = compare(o, r, tol, kind=FailureKind.STATE_DEPENDENT, what=f"trial {t}, output {k}")
+                if k in chosen:
+                    diag = compare_selection(
+                        o, r, chosen[k], kind=FailureKind.STATE_DEPENDENT, what=f"trial {t}, output {k}"
+                    )
+                else:
+                    diag = compare(o, r, tol, kind=FailureKind.STATE_DEPENDENT, what=f"trial {t}, output {k}")
                 if diag is not None:
                     return stale(f"result changed after many calls (the timing run): {diag.message}", diag)
         return None
