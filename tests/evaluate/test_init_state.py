@@ -165,3 +165,38 @@ def test_a_low_rank_start_with_honest_entries_is_refused():
 
     refused = initial_state(builds(Reference), reported(RankThree))
     assert refused is not None and "fc.weight" in refused.message and "singular values" in refused.message
+
+
+def test_a_branch_that_starts_as_a_copy_of_another_is_refused():
+    torch.manual_seed(9)
+
+    class TwoBranch(nn.Module):  # two branches of one shape, each nn.Linear's own draw
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(24, 20)
+            self.b = nn.Linear(24, 20)
+
+    assert initial_state(builds(TwoBranch), reported(TwoBranch)) is None
+
+    class Tied(TwoBranch):  # every key an honest draw on its own; b a copy of a: the branches never separate
+        def __init__(self):
+            super().__init__()
+            self.b.weight.data = self.a.weight.data.clone()
+            self.b.bias.data = self.a.bias.data.clone()
+
+    refused = initial_state(builds(TwoBranch), reported(Tied))
+    assert refused is not None and refused.rule == "initial_state"
+    assert "a.weight" in refused.message and "b.weight" in refused.message and "related" in refused.message
+
+    # the reverse: a reference whose branches start tied, and a candidate whose branches are independent
+    refused = initial_state(builds(Tied), reported(TwoBranch))
+    assert refused is not None and "a.weight" in refused.message and "b.weight" in refused.message
+
+    old = init_state.INIT_SAMPLE  # sampled, not sent whole: judged at the positions the two samples share
+    init_state.INIT_SAMPLE = 256  # 256 of 480 positions per key: about 136 in common
+    try:
+        assert initial_state(builds(TwoBranch), initial_states(builds(TwoBranch), 256, torch)) is None
+        refused = initial_state(builds(TwoBranch), initial_states(builds(Tied), 256, torch))
+        assert refused is not None and "a.weight" in refused.message and "b.weight" in refused.message
+    finally:
+        init_state.INIT_SAMPLE = old

@@ -16,6 +16,10 @@ none of the spread); per dimension, the value at an odd position along it minus 
 no value (a layout that sorts an honest draw into rows that are all alike keeps the values' distribution and loses
 this one); and, for a matrix sent whole
 (up to INIT_SAMPLE elements), its singular values over their norm (a low-rank start with honest entries).
+Two random floating keys of one shape must start as related as the reference's: by the same test over the pooled
+builds of the one's values minus the other's at the positions sampled in both (at least PAIR_COMMON; a copy of one
+honest draw into a second branch has none of the spread), for at most PAIR_LIMIT pairs per shape, nearest in key
+order first (the branches of one block).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ INIT_DRAWS = 8  # builds of each side
 INIT_SAMPLE = 1 << 14  # positions per tensor judged (all where it has fewer)
 INIT_ALPHA = 1e-6  # the chance that one honest random key is refused
 FULL_STATE = 1 << 23  # elements of the state at the operator's full constructor arguments, at most, to build it too
+PAIR_COMMON = 32  # positions sampled in both keys of a pair, at least, to judge their differences
+PAIR_LIMIT = 64  # pairs of keys of one shape judged, at most (nearest in key order first)
 
 
 def ks_statistic(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -69,6 +75,7 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
         return refused(
             f"the candidate's process reported {len(draws) if isinstance(draws, list) else 0} builds, not {INIT_DRAWS}"
         )
+    drawn: list[str] = []  # the random floating keys, in key order
     for key, first in reference[0].items():
         idx = indices.get(key)
         n = first.numel()
@@ -97,6 +104,7 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
                         f"{t[at].item():.6g} where the reference has {expected[at].item():.6g}"
                     )
             continue
+        drawn.append(key)
         mine, yours = torch.cat(ours).double(), torch.cat(theirs).double()
         if not bool(torch.isfinite(yours).all()) and bool(torch.isfinite(mine).all()):
             return refused(f"{key} starts with non-finite values (uninitialised memory?)")
@@ -128,7 +136,49 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
                     f"{b.mean().item():.4g}, std {b.std().item():.4g}, where the reference's have mean "
                     f"{a.mean().item():.4g}, std {a.std().item():.4g}"
                 )
+    for first, second in related_pairs(reference[0], drawn):
+        common, at_first, at_second = common_positions(indices[first], indices[second])
+        if common.numel() < PAIR_COMMON:
+            continue
+        mine = torch.cat(
+            [
+                state[first].detach().reshape(-1)[common].cpu().double()
+                - state[second].detach().reshape(-1)[common].cpu().double()
+                for state in reference
+            ]
+        )
+        yours = torch.cat([d[first][at_first].double() - d[second][at_second].double() for d in draws])
+        statistic, limit = ks_statistic(mine, yours), ks_limit(mine.numel(), yours.numel())
+        if statistic > limit:
+            return refused(
+                f"{first} and {second} start related otherwise than the reference's (their differences at the same "
+                f"positions: Kolmogorov-Smirnov {statistic:.3f} > {limit:.3f} over {INIT_DRAWS} builds, mean "
+                f"{yours.mean().item():.4g}, std {yours.std().item():.4g}, where the reference's have mean "
+                f"{mine.mean().item():.4g}, std {mine.std().item():.4g}; e.g. one a copy of, or tied to, the other)"
+            )
     return None
+
+
+def related_pairs(state: dict[str, torch.Tensor], keys: list[str]) -> list[tuple[str, str]]:
+    """Pairs of `keys` of one shape, per shape at most PAIR_LIMIT of them, nearest in key order first (the branches
+    of one block sit next to each other; a deep model has many keys of a shape, and O(k^2) pairs)."""
+    by_shape: dict[tuple[int, ...], list[str]] = {}
+    for key in keys:
+        by_shape.setdefault(tuple(state[key].shape), []).append(key)
+    found = []
+    for group in by_shape.values():
+        pairs = [(group[i], group[i + gap]) for gap in range(1, len(group)) for i in range(len(group) - gap)]
+        found += pairs[:PAIR_LIMIT]
+    return found
+
+
+def common_positions(first: torch.Tensor, second: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The flat positions in both samples (each of distinct positions), and where each sample has them."""
+    order = torch.argsort(second)
+    ordered = second[order]
+    at = torch.searchsorted(ordered, first).clamp(max=ordered.numel() - 1)
+    hit = ordered[at] == first
+    return first[hit], hit.nonzero().reshape(-1), order[at[hit]]
 
 
 def spectra(builds: list[torch.Tensor], shape: tuple[int, int]) -> torch.Tensor:

@@ -9,11 +9,9 @@
 #        VERIFIED). Measured (/tmp/rt25/tied_demo.py, CPU, torch only, the reference Model at 512 -> 512 trained
 #        200 SGD steps on a random-teacher task from each start): initial output std 0.678 from this start, 0.481
 #        from nn.Linear's; max |W_a - W_b| after training 0 (the branches never separate), 0.104 from nn.Linear's.
+#        Caught by the pairs of same-shape keys: their differences at the same positions (init_state).
 # operator: rt25_two_branch_train
 # expect: mismatch rule=initial_state
-# uncaught: init_state.initial_state judges each state key on its own (its values, neighbour and between-build
-#           differences, spectrum); nothing compares one key with another of the same build, so a copy of one
-#           honest draw into two keys passes.
 import torch
 import torch.nn as nn
 import triton
