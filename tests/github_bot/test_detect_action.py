@@ -64,6 +64,10 @@ def test_aliased_modules_are_optimized_and_unread_files_say_why_in_the_summary(b
     [
         ('defaults: {budget: "3"}\n', "defaults.budget"),
         ("defaults: {budget: 3}\ndefaults: {budget: 4}\n", ":2: .*duplicate key 'defaults'"),
+        (
+            "operators:\n  ops/scale.py: {budget: 3}\n  ops/scale.py::Model: {budget: 5}\n",
+            "'ops/scale.py' and 'ops/scale.py::Model' name the same operator",
+        ),
     ],
 )
 def test_a_loose_or_repeated_config_value_stops_a_push_run_naming_it(bot, config: str, named: str) -> None:

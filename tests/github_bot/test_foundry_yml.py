@@ -151,3 +151,33 @@ def test_a_merge_key_is_not_a_repeated_key() -> None:
     config = parse_config("defaults: &d {budget: 2, writer: llm}\noperators: {ops/a.py: {<<: *d, budget: 3}}\n")
     assert (config.settings_for("ops/a.py").budget, config.settings_for("ops/a.py").writer) == (3, "llm")
     assert parse_config("defaults: {training: true, budget: 2}").defaults.training is True
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            "operators:\n  ops/a.py: {budget: 2}\n  ops/a.py::Model: {budget: 3}\n",
+            "key `operators`: Value error, 'ops/a.py' and 'ops/a.py::Model' name the same operator (Model of ops/a.py)",
+        ),
+        (
+            "operators:\n  ops/a.py::Model: {budget: 3}\n  ops/a.py: {skip: true}\n",
+            "'ops/a.py::Model' and 'ops/a.py' name the same operator",
+        ),
+        ("operators: {./ops/a.py: {budget: 2}}", "'./ops/a.py': write the path as 'ops/a.py'"),
+        ("operators: {ops//a.py::Block: {budget: 2}}", "write the path as 'ops/a.py'"),
+    ],
+)
+def test_one_operator_under_two_keys_is_an_error_naming_both(text: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config(text)
+    assert problem in str(raised.value)
+    assert "given {" not in str(raised.value), "the whole mapping is not repeated back"
+
+
+def test_file_and_file_model_keys_are_one_operator() -> None:
+    config = parse_config("operators: {ops/a.py::Model: {budget: 3, inputs: [[4, 8]]}, ops/a.py::Block: {budget: 5}}")
+    for ref in ("ops/a.py", "ops/a.py::Model"):
+        assert (config.settings_for(ref).budget, config.settings_for(ref).inputs) == (3, ((4, 8),))
+    assert config.settings_for("ops/a.py::Block").budget == 5
+    assert parse_config("operators: {ops/a.py: {skip: true}}").settings_for("ops/a.py::Model").skip

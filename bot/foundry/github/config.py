@@ -115,10 +115,25 @@ class FoundryConfig(_Strict):
     @field_validator("operators")
     @classmethod
     def _operator_keys(cls, value: dict[str, OperatorSettings]) -> dict[str, OperatorSettings]:
-        for key in value:
-            if not _OPERATOR_KEY.match(key) or ".." in PurePosixPath(key.partition("::")[0]).parts:
+        """Keys in one form per operator, as detection names them: `file.py::Model` is `file.py` (the same
+        operator). Two keys that name one operator are an error naming both: otherwise one of them would be
+        ignored without a word (`file.py::Model`'s settings were, beside or even without `file.py`)."""
+        canonical: dict[str, OperatorSettings] = {}
+        given: dict[str, str] = {}
+        for key, settings in value.items():
+            path, _, name = key.partition("::")
+            if not _OPERATOR_KEY.match(key) or ".." in PurePosixPath(path).parts:
                 raise ValueError(f"{key!r} is not path/to/file.py or path/to/file.py::ClassName")
-        return value
+            if str(PurePosixPath(path)) != path:  # ./ops/a.py or ops//a.py would match no file
+                raise ValueError(f"{key!r}: write the path as {str(PurePosixPath(path))!r}, relative to the root")
+            ref = path if name in ("", "Model") else key
+            if ref in given:
+                raise ValueError(
+                    f"{given[ref]!r} and {key!r} name the same operator ({name or 'Model'} of {path}): keep one"
+                )
+            given[ref] = key
+            canonical[ref] = settings
+        return canonical
 
     def wants(self, path: str) -> bool:
         """Whether a repository-relative file path passes include/exclude."""
@@ -127,7 +142,7 @@ class FoundryConfig(_Strict):
     def settings_for(self, ref: str) -> OperatorSettings:
         """Defaults overlaid with the operator's own entry (by `file.py::Class`, or `file.py` for Model)."""
         path, _, cls = ref.partition("::")
-        entry = self.operators.get(ref) or (self.operators.get(path) if cls in ("", "Model") else None)
+        entry = self.operators.get(path if cls in ("", "Model") else ref)
         merged = self.defaults.model_dump(exclude_none=True)
         if entry is not None:
             merged.update(entry.model_dump(exclude_none=True))
@@ -165,6 +180,11 @@ def glob_match(path: str, pattern: str) -> bool:
 
 def _where(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def _given(value: object) -> str:
+    """The value beside its key, unless it is a whole mapping (its own message names the keys at fault)."""
+    return "" if isinstance(value, dict) else f" (given {value!r})"
 
 
 # YAML 1.2 core scalars, as editors that check against the schema read the file: PyYAML's YAML 1.1 rules would
@@ -231,7 +251,7 @@ def parse_config(text: str | None, *, source: str = CONFIG_PATH) -> FoundryConfi
     try:
         return FoundryConfig.model_validate_json(as_json)
     except ValidationError as exc:
-        problems = "; ".join(f"key `{_where(e['loc'])}`: {e['msg']} (given {e['input']!r})" for e in exc.errors())
+        problems = "; ".join(f"key `{_where(e['loc'])}`: {e['msg']}{_given(e['input'])}" for e in exc.errors())
         raise ConfigError(f"{source}: {problems}") from exc
 
 
