@@ -37,6 +37,28 @@ def test_a_push_of_a_helper_file_or_of_the_config_alone_reoptimizes_the_operator
     assert bot.optimized == [OP, OP, OP], "the operator's settings changed"
 
 
+def test_a_push_of_the_file_that_holds_the_operators_base_class_reoptimizes_it(bot) -> None:
+    base = "import torch\nfrom torch import nn\n\n\nclass Scaled(nn.Module):\n    def forward(self, x):\n"
+    base += "        return torch.relu(x) * {}\n"
+    source = operator_source(2.0).replace("from torch import nn\n", "from ops.layers import Scaled\n")
+    source = source.replace("class Model(nn.Module):", "class Model(Scaled):")
+    source = source.replace("    def forward(self, x):\n        return torch.relu(x) * 2.0\n", "")
+    bot.candidates[OP] = kernel_source(2.0)
+    sha1 = bot.dev.commit({OP: source, "ops/layers.py": base.format(2.0)}, "add scale")
+    bot.dev.push()
+    assert bot.run("run", bot.env("push", bot.push_payload(ZERO, sha1), sha1)) == 0
+    assert bot.optimized == [OP], "Model(Scaled) is an operator: Scaled is an nn.Module of ops/layers.py"
+    [pull] = bot.fake.open_pulls()
+
+    bot.candidates[OP] = kernel_source(3.0)
+    sha2 = bot.dev.commit({"ops/layers.py": base.format(3.0)}, "scale by 3")
+    bot.dev.push()
+    assert bot.run("run", bot.env("push", bot.push_payload(sha1, sha2), sha2)) == 0
+    assert bot.optimized == [OP, OP], "the base class's change is a change of the operator"
+    assert bot.branch_file("foundry/main/ops-scale", "ops/scale_foundry.py") == kernel_source(3.0)
+    assert [p["number"] for p in bot.fake.open_pulls()] == [pull["number"]]
+
+
 def test_aliased_modules_are_optimized_and_unread_files_say_why_in_the_summary(bot) -> None:
     aliased = operator_source(2.0).replace("from torch import nn\n", "import torch.nn as tnn\n")
     aliased = aliased.replace("(nn.Module)", "(tnn.Module)")

@@ -316,3 +316,71 @@ def test_a_declaration_the_optimizer_reads_from_the_file_is_a_change(remote) -> 
     )
     c2 = dev.commit({"lib/gelu.py": plain.replace("fp32", "bf16"), "ops/t.py": kb_op() + "\nFOUNDRY_TRAINING = True\n"})
     assert refs(detect(dev.path, base=c1, head=c2)) == {"lib/gelu.py::Gelu": "changed", "ops/t.py": "changed"}
+
+
+# an operator whose base class is a module class of another file of the repository --------------------------
+BASE = "from torch import nn\n\n\nclass Base(nn.Module):\n    def scale(self, x):\n        return x * 2\n"
+
+
+def based(line: str, base: str) -> str:
+    source = kb_op("return self.scale(x)").replace("from torch import nn\n", f"from torch import nn\n{line}\n")
+    return source.replace("class Model(nn.Module)", f"class Model({base})")
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "base"),
+    [
+        ("ops/relu.py", "from ops.base import Base", "Base"),
+        ("ops/relu.py", "from .base import Base as Parent", "Parent"),
+        ("ops/relu.py", "import ops.base as b", "b.Base"),
+        ("ops/relu.py", "import ops.base", "ops.base.Base"),
+        ("ops/relu.py", "from ops import base", "base.Base"),
+        ("ops/deep/relu.py", "from ..base import Base", "Base"),
+        ("kernels/relu.py", "from ops import Base", "Base"),  # re-exported by ops/__init__.py
+    ],
+)
+def test_an_operator_whose_base_class_lives_in_another_file_is_detected_and_follows_it(
+    remote, path, line, base
+) -> None:
+    _, dev = remote
+    files = {"ops/base.py": BASE, "ops/__init__.py": "from ops.base import Base\n", path: based(line, base)}
+    c1 = dev.commit(files)
+    assert refs(detect(dev.path, base=None, head=c1)) == {path: "added"}
+    c2 = dev.commit({"ops/base.py": BASE.replace("x * 2", "x * 3")})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {path: "changed"}, "the base class changed"
+    c3 = dev.commit({"ops/base.py": BASE.replace("x * 2", "x * 3") + "\n\ndef unrelated():\n    return 1\n"})
+    assert refs(detect(dev.path, base=c2, head=c3)) in ({}, {path: "changed"})
+
+
+def test_a_base_class_through_a_chain_of_files_and_a_mixin_that_is_no_module(remote) -> None:
+    _, dev = remote
+    mid = "from ops.base import Base\n\n\nclass Mid(Base):\n    pass\n"
+    mixin = "class Mixin:\n    def scale(self, x):\n        return x * 2\n"
+    c1 = dev.commit(
+        {
+            "ops/base.py": BASE,
+            "lib/mid.py": mid,
+            "lib/mixin.py": mixin,
+            "ops/relu.py": based("from lib.mid import Mid", "Mid"),
+            "ops/odd.py": based("from lib.mixin import Mixin", "Mixin"),
+        }
+    )
+    found = detect(dev.path, base=None, head=c1)
+    assert refs(found) == {"ops/relu.py": "added"}
+    [odd] = [s for s in found.skipped if s.path == "ops/odd.py"]
+    assert "Model(Mixin)" in odd.reason and "module class of this repository" in odd.reason
+    c2 = dev.commit({"ops/base.py": BASE.replace("x * 2", "x * 4")})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {"ops/relu.py": "changed"}
+
+
+def test_a_named_class_with_an_imported_base_and_files_that_import_each_other(remote) -> None:
+    _, dev = remote
+    config = "operators: {lib/gelu.py::Gelu: {inputs: [[4, 4]]}}\n"
+    gelu = "from lib.cycle import Base\n\n\nclass Gelu(Base):\n    def forward(self, x):\n        return x\n"
+    cycle = "from lib.gelu import Gelu\nfrom torch import nn\n\n\nclass Base(nn.Module):\n    pass\n"
+    c1 = dev.commit({".github/foundry.yml": config, "lib/gelu.py": gelu, "lib/cycle.py": cycle})
+    found = detect(dev.path, base=None, head=c1)
+    assert refs(found) == {"lib/gelu.py::Gelu": "added"}
+    assert [s.path for s in found.skipped] == ["lib/cycle.py"], "Gelu is read; Base is no operator of its own"
+    c2 = dev.commit({"lib/cycle.py": cycle.replace("pass", "scale = 2")})
+    assert refs(detect(dev.path, base=c1, head=c2)) == {"lib/gelu.py::Gelu": "changed"}

@@ -130,6 +130,23 @@ class _FileOperators:
         self.bases = _module_bases(self.tree)
         self.module_classes = self._module_classes()
 
+    def link(self, sources: _Revision, path: str) -> None:
+        """Module classes whose base is a module class of another file of the repository (`from ops.base import
+        Base`, `class Model(Base)`), followed through re-exports and chains of files; read from git like the rest.
+        The fingerprint already follows that import, so a change of the base file is a change of the operator."""
+        local = {n.name for n in self.tree.body if isinstance(n, ast.ClassDef)}
+        found: set[str] = set()
+        for node in self.tree.body:
+            if not isinstance(node, ast.ClassDef) or node.name in self.module_classes:
+                continue
+            for base in node.bases:
+                dotted = _dotted(base)
+                if dotted and dotted[0] not in local and sources.is_module_class(path, dotted, set()):
+                    found.add(ast.unparse(base))
+        if found - self.bases:
+            self.bases |= found
+            self.module_classes = self._module_classes()
+
     def unrecognized(self) -> list[str]:
         """Classes that are not module classes, as `Name(Base, …)`: the reason an expected operator is missing."""
         return [
@@ -208,7 +225,43 @@ class _Revision:
         if path not in self._parsed:
             info = _analyse(self.repo.show(self.rev, path)) if path in self.paths else None
             self._parsed[path] = info if isinstance(info, _FileOperators) else None
+            if isinstance(info, _FileOperators):
+                info.link(self, path)  # after caching it: files whose imports go round see it as it is so far
         return self._parsed[path]
+
+    def is_module_class(self, path: str, dotted: tuple[str, ...], visited: set[tuple[str, tuple[str, ...]]]) -> bool:
+        """Whether `a.b.Name`, as the file at path spells it, is a module class of a file of the repository."""
+        info = self.parsed(path)
+        if info is None or (path, dotted) in visited:
+            return False
+        visited.add((path, dotted))
+        head, rest = dotted[0], dotted[1:]
+        if not rest and head in info.module_classes:
+            return True
+        for stmt in info.tree.body:
+            if isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    if (alias.asname or alias.name) != head:
+                        continue
+                    source = self.module_file(stmt.module, stmt.level, path)
+                    if source is not None and self.is_module_class(source, (alias.name, *rest), visited):
+                        return True
+                    sub = f"{stmt.module}.{alias.name}" if stmt.module else alias.name
+                    source = self.module_file(sub, stmt.level, path)  # from ops import base; base.Base
+                    if source is not None and rest and self.is_module_class(source, rest, visited):
+                        return True
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    parts = tuple(alias.name.split("."))
+                    if alias.asname == head:  # import ops.base as b; b.Base
+                        source, inner = self.module_file(alias.name, 0, path), rest
+                    elif alias.asname is None and dotted[: len(parts)] == parts:  # import ops.base; ops.base.Base
+                        source, inner = self.module_file(alias.name, 0, path), dotted[len(parts) :]
+                    else:
+                        continue
+                    if source is not None and inner and self.is_module_class(source, inner, visited):
+                        return True
+        return False
 
     def module_file(self, module: str | None, level: int, importer: str) -> str | None:
         """The repository file an import names (`a.b` → a/b.py or a/b/__init__.py, from the root or, as a
@@ -320,6 +373,22 @@ def _nested_imports(node: ast.stmt) -> list[tuple[ast.stmt, str]]:
     ]
 
 
+def _dotted(node: ast.expr) -> tuple[str, ...]:
+    """`a.b.Name` as ("a", "b", "Name"); () for anything else (a call, a subscript)."""
+    if isinstance(node, ast.Name):
+        return (node.id,)
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return (*inner, node.attr) if inner else ()
+    return ()
+
+
+def _linked(info: _FileOperators | SyntaxError | None, sources: _Revision | None, path: str):  # noqa: ANN202
+    if isinstance(info, _FileOperators) and sources is not None:
+        info.link(sources, path)
+    return info
+
+
 def _names_used(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
@@ -393,6 +462,7 @@ def detect(
         old_rev_path = old_path or path
         before = _analyse(repo.show(base_sha, old_rev_path) if base_sha and status != "A" else None)
         after = _analyse(repo.show(head_sha, path) if status != "D" else None)
+        before, after = _linked(before, before_rev, old_rev_path), _linked(after, after_rev, path)
         if isinstance(after, SyntaxError):
             skipped.append(SkippedFile(path=path, reason=f"syntax error at line {after.lineno}: {after.msg}"))
             continue
@@ -515,7 +585,7 @@ def _named_but_unrecognized(info: _FileOperators, path: str, config: FoundryConf
             f"no class {cls} in the file"
             if node is None
             else f"{cls}({', '.join(ast.unparse(b) for b in node.bases)}) is not recognized as torch.nn.Module: "
-            "derive from nn.Module, torch.nn.Module or an alias this file imports, or a class of this file"
+            "derive from nn.Module, torch.nn.Module or an alias this file imports, or a module class of this repository"
         )
         skipped.append(SkippedFile(path=path, reason=f"{ref}: named in .github/foundry.yml, but {why}"))
     return skipped
@@ -527,7 +597,8 @@ def _no_operator_reason(info: _FileOperators) -> str:
         if classes:
             return (
                 f"get_inputs() but no class recognized as torch.nn.Module ({', '.join(classes[:3])}): "
-                "derive from nn.Module, torch.nn.Module or an alias this file imports, or a class of this file"
+                "derive from nn.Module, torch.nn.Module or an alias this file imports, "
+                "or a module class of this repository"
             )
         return "get_inputs() but no nn.Module class"
     return "nn.Module classes but no get_inputs() and no inputs in .github/foundry.yml"
@@ -537,11 +608,12 @@ def fingerprint_at(repo_root: Path, head: str, ref: str) -> str | None:
     """The operator's fingerprint at a commit, read from git (None when it is not there)."""
     path, _, cls = ref.partition("::")
     repo = GitRepo(repo_root)
-    info = _analyse(repo.show(head, path))
+    sources = _Revision(repo, head)
+    info = _linked(_analyse(repo.show(head, path)), sources, path)
     name = cls or "Model"
     if not isinstance(info, _FileOperators) or name not in info.module_classes:
         return None
-    return info.fingerprint(name, _Revision(repo, head), path)
+    return info.fingerprint(name, sources, path)
 
 
 def _op(
