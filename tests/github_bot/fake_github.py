@@ -482,6 +482,9 @@ class FakeGitHub:
         for p in self.pulls.values():
             if p["head"] == head and p["state"] == "open":
                 raise _Error(422, f"Validation Failed: A pull request already exists for {head}.")
+        head_sha, base_sha = self._branch_sha(head), self._branch_sha(base)
+        if self._git("merge-base", "--is-ancestor", str(head_sha), str(base_sha)).returncode == 0:
+            raise _validation(f"No commits between {base} and {head}")  # as GitHub answers it
         if isinstance(body, dict) and body.get("draft") and not self.drafts_supported:
             raise _validation("Draft pull requests are not supported in this repository.")
         number = self.open_issue(title)

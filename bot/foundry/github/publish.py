@@ -206,6 +206,8 @@ def publish_operator(
                 "Kernel Foundry proposes again when the operator changes (or reopen it)"
             )
             return base.model_copy(update={"reason": why, "pr_number": None})
+    if git.show(head, target) == kernel_source:
+        return _already_there(api, git, base, branch, existing, head, target, remote, dry_run)
     if dry_run:
         verb = f"update pull request #{existing.number}" if existing is not None else "open a pull request"
         return base.model_copy(update={"reason": f"dry run: would {verb} from {branch} ({why})"})
@@ -279,6 +281,45 @@ def _ask_people(api: GitHubApi, number: int, config: FoundryConfig) -> list[str]
 
 
 HELD_MARKER = "<!-- kernel-foundry:held -->"
+
+
+def _already_there(
+    api: GitHubApi,
+    git: GitRepo,
+    base: Outcome,
+    branch: str,
+    pull: PullRef | None,
+    head: str,
+    target: str,
+    remote: str,
+    dry_run: bool,
+) -> Outcome:
+    """The commit proposed into holds this very kernel (a merged PR's, or one a maintainer committed): a branch
+    on top of it would be a pull request that changes nothing (or, reused, GitHub's 422 "No commits between").
+    Nothing is pushed; the bot's own open pull request for it has nothing left and is closed with a comment."""
+    reason = f"{target} at {head[:12]} is this very kernel already: nothing to propose"
+    if pull is None:
+        return base.model_copy(update={"reason": reason})
+    if dry_run:
+        return base.model_copy(update={"reason": f"{reason}; dry run: would close #{pull.number}"})
+    tip = git.remote_branch(remote, branch)
+    if tip is not None:
+        git.fetch(remote, f"refs/heads/{branch}")
+        foreign = git.foreign_tip(tip)
+        if foreign is not None:  # someone else's work on the branch: not the bot's to close
+            return base.model_copy(
+                update={"reason": f"{reason}; #{pull.number} left open: {branch} has a commit of someone else"}
+            )
+    try:
+        api.upsert_comment(
+            pull.number,
+            REBUILT_MARKER,
+            f"`{target}` at `{head[:12]}` is this very kernel already, so this pull request has nothing left. Closing.",
+        )
+        api.close_pull(pull.number)
+    except GitHubApiError as exc:
+        return base.model_copy(update={"action": "failed", "reason": f"{reason}; #{pull.number} not closed: {exc}"})
+    return base.model_copy(update={"reason": f"{reason}: #{pull.number} closed", "pr_number": pull.number})
 
 
 def _hold(api: GitHubApi, base: Outcome, branch: str, pull: PullRef | None, foreign: str) -> Outcome:
