@@ -200,3 +200,63 @@ def test_a_branch_that_starts_as_a_copy_of_another_is_refused():
         assert refused is not None and "a.weight" in refused.message and "b.weight" in refused.message
     finally:
         init_state.INIT_SAMPLE = old
+
+
+def test_deferred_initialisation_is_built_and_judged_like_the_constructor():
+    """worker.reset_build: on meta, to_empty (NaN, -1), then every reset_parameters(); the keys nobody wrote are
+    found as such, and a reset_parameters() that draws otherwise than the reference's is refused on that path."""
+    from foundry.evaluate.worker import reset_build
+
+    class Plain(nn.Module):  # its own parameter, no reset_parameters: left as to_empty made it
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(24, 20)
+            self.norm = nn.BatchNorm1d(20)
+            self.scale = nn.Parameter(torch.ones(20))
+
+    built = reset_build(Plain, [], torch).state_dict()
+    assert bool(built["scale"].isnan().all()) and int(built["norm.num_batches_tracked"]) == 0
+    assert bool(built["linear.weight"].isfinite().all()) and bool((built["norm.running_var"] == 1).all())
+    states = [reset_build(Plain, [], torch).state_dict() for _ in range(INIT_DRAWS)]
+    assert init_state.unwritten_keys(initial_states(states, init_state.INIT_SAMPLE, torch)) == {"scale"}
+
+    class Drawn(nn.Linear):  # its reset_parameters() draws a standard normal weight, not nn.Linear's
+        def reset_parameters(self):
+            with torch.no_grad():
+                self.weight.normal_()
+                self.bias.zero_()
+
+    reference = [reset_build(nn.Linear, [24, 20], torch).state_dict() for _ in range(INIT_DRAWS)]
+    honest = [reset_build(nn.Linear, [24, 20], torch).state_dict() for _ in range(INIT_DRAWS)]
+    assert initial_state(reference, initial_states(honest, init_state.INIT_SAMPLE, torch)) is None
+    drawn = [reset_build(Drawn, [24, 20], torch).state_dict() for _ in range(INIT_DRAWS)]
+    refused = initial_state(reference, initial_states(drawn, init_state.INIT_SAMPLE, torch))
+    assert refused is not None and refused.rule == "initial_state" and "weight" in refused.message
+
+
+def test_a_low_rank_start_too_large_to_send_whole_is_refused_by_a_block():
+    """Over INIT_SAMPLE elements a matrix is sampled, and its spectrum judged on a block of secret rows and columns
+    (a block of a rank-3 matrix has rank 3); an honest one passes."""
+    torch.manual_seed(9)
+    limit = 256  # 480 weights: sampled, and a 16 x 16 block sent
+
+    class RankThree(Reference):
+        def __init__(self):
+            super().__init__()
+            u = torch.nn.functional.normalize(torch.randn(20, 3), dim=1)
+            v = torch.nn.functional.normalize(torch.randn(24, 3), dim=1)
+            self.fc.weight.data = (u @ v.t()).clamp(-1, 1) * 24**-0.5
+
+    old = init_state.INIT_SAMPLE
+    init_state.INIT_SAMPLE = limit
+    try:
+        honest = initial_states(builds(Reference), limit, torch)
+        assert tuple(honest["block_values"][0]["fc.weight"].shape) == (16, 16)
+        assert initial_state(builds(Reference), honest) is None
+        refused = initial_state(builds(Reference), initial_states(builds(RankThree), limit, torch))
+        assert refused is not None and "fc.weight" in refused.message and "16 x 16 block" in refused.message
+        honest["blocks"]["fc.weight"] = (honest["blocks"]["fc.weight"][0][:8], honest["blocks"]["fc.weight"][1])
+        forged = initial_state(builds(Reference), honest)
+        assert forged is not None and "rows are not a sample" in forged.message
+    finally:
+        init_state.INIT_SAMPLE = old

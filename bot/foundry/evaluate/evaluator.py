@@ -66,6 +66,7 @@ from foundry.evaluate.isolation import (
 )
 from foundry.evaluate.runtime_guard import describe_violations, flagged, op_identity, op_work, rule_name
 from foundry.evaluate.static_guard import StaticGuard
+from foundry.evaluate.worker import reset_build
 from foundry.rules.loader import Rules, load_rules
 from foundry.spec.loader import LoadedOperator, at_full_rank
 
@@ -1053,8 +1054,10 @@ class CandidateEvaluator:
                 "init": op.init_inputs(self.small),
                 "state": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
             }
-            if op.spec.training and self.init_sizes == ["checked", "full"]:
+            if op.spec.training and "full" in self.init_sizes:
                 payload["init_full"] = op.init_inputs(False)
+            if op.spec.training and "reset" in self.init_sizes:
+                payload["init_reset"] = True
             prepared = Prepared(payload, refs, model, containers, first, shared)
             prepared.sent = {"trials": hosted, "reweighted": reweights}
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
@@ -3131,17 +3134,42 @@ class CandidateEvaluator:
         operator's full ones too where they differ and their state holds at most init_state.FULL_STATE elements (an
         init that switches on the layer's size is right at the small size only). Once per evaluator: it depends on
         the operator alone."""
-        if not self.small:
-            return ["checked"]
         op = self.operator
-        try:
-            with torch.device("meta"):
-                full = op.build(False).state_dict()
-        except Exception:  # noqa: BLE001 - the full size does not build on meta: judged at the checked size
-            return ["checked"]
-        size = sum(t.numel() for t in full.values())
-        same = repr(op.init_inputs(False)) == repr(op.init_inputs(True))
-        return ["checked"] if same or size > init_state.FULL_STATE else ["checked", "full"]
+        sizes = ["checked"]
+        if self.small:
+            try:
+                with torch.device("meta"):
+                    full = op.build(False).state_dict()
+            except Exception:  # noqa: BLE001 - the full size does not build on meta: judged at the checked size
+                full = None
+            same = repr(op.init_inputs(False)) == repr(op.init_inputs(True))
+            if full is not None and not same and sum(t.numel() for t in full.values()) <= init_state.FULL_STATE:
+                sizes.append("full")
+        if self.reset_state(1):  # the reference's reset_parameters make some of its state: judged on that path too
+            sizes.append("reset")
+        return sizes
+
+    def reset_state(self, builds: int) -> list[dict[str, torch.Tensor]]:
+        """`builds` state dicts of the reference at the checked arguments as deferred initialisation makes them
+        (worker.reset_build), each holding only the keys some reset_parameters() wrote (the others stay as
+        to_empty left them: nothing to judge); empty where it writes none, or the reference cannot take that path."""
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(secrets.randbits(62))
+            try:
+                states = [
+                    reset_build(self.operator.model_cls, self.operator.init_inputs(self.small), torch).state_dict()
+                    for _ in range(builds)
+                ]
+            except Exception:  # noqa: BLE001 - no meta-device build of the reference: nothing to compare with
+                return []
+
+        def unwritten(t: torch.Tensor) -> bool:
+            if t.is_floating_point() or t.is_complex():
+                return bool(t.isnan().all())
+            return bool((t == -1).all()) if t.dtype != torch.bool else bool(t.all())
+
+        written = [k for k, t in states[0].items() if t.numel() and not unwritten(t)]
+        return [{k: state[k] for k in written} for state in states] if written else []
 
     def check_initial_state(self, jobdir: Path) -> Diagnosis | None:
         """A training operator's candidate as its constructor builds it (worker.initial_states) against as many
@@ -3155,13 +3183,30 @@ class CandidateEvaluator:
         if not isinstance(reported, dict) or sorted(reported) != sorted(sizes):
             return init_state.initial_state([{}], None)
         for size in sizes:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(secrets.randbits(62))
-                small = self.small and size == "checked"
-                builds = [self.operator.build(small).state_dict() for _ in range(init_state.INIT_DRAWS)]
+            if size == "reset":
+                if isinstance(reported[size], str):
+                    return init_state.refused(
+                        "built on the meta device and materialised by to_empty and reset_parameters(), as the "
+                        f"reference can be (deferred initialisation, FSDP), it raised {reported[size]}"
+                    )
+                # a key the candidate leaves as to_empty did (NaN) fails loudly in use (a NaN loss at the first step):
+                # judged are the keys it writes, which must start as the reference's reset_parameters() make them
+                left = init_state.unwritten_keys(reported[size])
+                reset = self.reset_state(init_state.INIT_DRAWS)
+                builds = [{k: v for k, v in b.items() if k not in left} for b in reset]
+                if not builds:
+                    continue
+            else:
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(secrets.randbits(62))
+                    small = self.small and size == "checked"
+                    builds = [self.operator.build(small).state_dict() for _ in range(init_state.INIT_DRAWS)]
             refused = init_state.initial_state(builds, reported[size])
             if refused is not None:
-                what = "the operator's full constructor arguments" if size == "full" else "the checked arguments"
+                what = {
+                    "full": "the operator's full constructor arguments",
+                    "reset": "the checked arguments on the meta device, then to_empty and every reset_parameters()",
+                }.get(size, "the checked arguments")
                 return refused.model_copy(update={"message": f"built with {what}: {refused.message}"})
         return None
 

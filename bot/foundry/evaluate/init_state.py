@@ -15,7 +15,9 @@ another's at the same positions, in disjoint pairs of builds (instances that all
 none of the spread); per dimension, the value at an odd position along it minus the one before, pairs that share
 no value (a layout that sorts an honest draw into rows that are all alike keeps the values' distribution and loses
 this one); and, for a matrix sent whole
-(up to INIT_SAMPLE elements), its singular values over their norm (a low-rank start with honest entries).
+(up to INIT_SAMPLE elements), its singular values over their norm (a low-rank start with honest entries), or for a
+larger one those of a block of secret rows and columns (sqrt(INIT_SAMPLE) of each: a block of a low-rank matrix is
+low-rank).
 Two random floating keys of one shape must start as related as the reference's: by the same test over the pooled
 builds of the one's values minus the other's at the positions sampled in both (at least PAIR_COMMON; a copy of one
 honest draw into a second branch has none of the spread), for at most PAIR_LIMIT pairs per shape, nearest in key
@@ -35,7 +37,9 @@ from foundry.evaluate.worker import next_positions
 INIT_DRAWS = 8  # builds of each side
 INIT_SAMPLE = 1 << 14  # positions per tensor judged (all where it has fewer)
 INIT_ALPHA = 1e-6  # the chance that one honest random key is refused
-FULL_STATE = 1 << 23  # elements of the state at the operator's full constructor arguments, at most, to build it too
+# elements of the state at the operator's full constructor arguments, at most, to build it too (eight builds a side
+# at once: 1 GiB of fp32 each at the limit; a 4096 x 4096 layer is in, a 4096 x 11008 one and a vocabulary head not)
+FULL_STATE = 1 << 25
 PAIR_COMMON = 32  # positions sampled in both keys of a pair, at least, to judge their differences
 PAIR_LIMIT = 64  # pairs of keys of one shape judged, at most (nearest in key order first)
 
@@ -54,20 +58,21 @@ def ks_limit(n: int, m: int, alpha: float = INIT_ALPHA) -> float:
     return math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
 
 
+def refused(text: str) -> Diagnosis:
+    """The initial-state refusal, with what to do about it."""
+    return Diagnosis(
+        stage=Stage.CORRECTNESS,
+        kind=FailureKind.MISMATCH,
+        rule="initial_state",
+        message=text + " (a module trained from scratch starts elsewhere than the reference: build its "
+        "parameters and buffers with the reference's initialisers, e.g. nn.Linear's own, or its constructor's "
+        "statements)",
+    )
+
+
 def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> Diagnosis | None:
     """The candidate's builds (`candidate`, as sample() made it in its process: untrusted) against the reference's
     (state dicts of INIT_DRAWS builds). None where every key starts as the reference's does."""
-
-    def refused(text: str) -> Diagnosis:
-        return Diagnosis(
-            stage=Stage.CORRECTNESS,
-            kind=FailureKind.MISMATCH,
-            rule="initial_state",
-            message=text + " (a module trained from scratch starts elsewhere than the reference: build its "
-            "parameters and buffers with the reference's initialisers, e.g. nn.Linear's own, or its constructor's "
-            "statements)",
-        )
-
     if not isinstance(candidate, dict) or not isinstance(candidate.get("indices"), dict):
         return refused("the candidate's process reported no initial state")
     indices, draws = candidate["indices"], candidate.get("draws")
@@ -127,6 +132,20 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
         if first.dim() >= 2 and idx.numel() == n and bool((idx == torch.arange(n)).all()):  # sent whole
             matrix = (first.shape[0], n // first.shape[0])
             pairs.append(("singular values (normalised)", spectra(ours, matrix), spectra(theirs, matrix)))
+        elif first.dim() >= 2 and first.is_floating_point():  # too large: a block of secret rows and columns
+            block = blocks(candidate, key, first)
+            if isinstance(block, str):
+                return refused(f"{key}: {block}")
+            (rows, cols), values = block
+            matrix = [state[key].detach().reshape(first.shape[0], -1)[rows][:, cols].cpu() for state in reference]
+            shape = (rows.numel(), cols.numel())
+            pairs.append(
+                (
+                    f"singular values of a {shape[0]} x {shape[1]} block (normalised)",
+                    spectra(matrix, shape),
+                    spectra(values, shape),
+                )
+            )
         for what, a, b in pairs:
             statistic, limit = ks_statistic(a, b), ks_limit(a.numel(), b.numel())
             if statistic > limit:
@@ -179,6 +198,46 @@ def common_positions(first: torch.Tensor, second: torch.Tensor) -> tuple[torch.T
     at = torch.searchsorted(ordered, first).clamp(max=ordered.numel() - 1)
     hit = ordered[at] == first
     return first[hit], hit.nonzero().reshape(-1), order[at[hit]]
+
+
+def blocks(candidate: dict[str, Any], key: str, first: torch.Tensor) -> Any:
+    """The block of a large matrix the candidate's process reported (its rows, its columns, each build's values
+    there), or what is wrong with it: rows and columns distinct, in range, as many as INIT_SAMPLE allows."""
+    found, values = candidate.get("blocks"), candidate.get("block_values")
+    pick = found.get(key) if isinstance(found, dict) else None
+    if not (isinstance(pick, (tuple, list)) and len(pick) == 2 and isinstance(values, list)):
+        return "no block of the matrix reported"
+    side = math.isqrt(INIT_SAMPLE)
+    for axis, (at, size) in enumerate(zip(pick, (first.shape[0], first.numel() // first.shape[0]), strict=True)):
+        if not (isinstance(at, torch.Tensor) and at.dtype == torch.int64 and at.dim() == 1):
+            return "the block's rows and columns are not positions"
+        inside = at.numel() > 0 and int(at.min()) >= 0 and int(at.max()) < size
+        if at.numel() != min(side, size) or at.unique().numel() != at.numel() or not inside:
+            return f"the block's {'rows' if axis == 0 else 'columns'} are not a sample of the matrix's"
+    shape = (pick[0].numel(), pick[1].numel())
+    builds = [v.get(key) if isinstance(v, dict) else None for v in values]
+    if len(builds) != INIT_DRAWS or not all(
+        isinstance(b, torch.Tensor) and tuple(b.shape) == shape and b.dtype == first.dtype for b in builds
+    ):
+        return "the block's values are missing"
+    return (pick[0], pick[1]), builds
+
+
+def unwritten_keys(candidate: Any) -> set[str]:
+    """The keys a report (worker.initial_states, untrusted) shows as nobody wrote them in every build: all NaN
+    (floating), all -1 (integer), all True (bool), as worker.reset_build leaves memory before reset_parameters()."""
+    draws = candidate.get("draws") if isinstance(candidate, dict) else None
+    if not isinstance(draws, list) or not draws or not all(isinstance(d, dict) for d in draws):
+        return set()
+
+    def blank(t: Any) -> bool:
+        if not isinstance(t, torch.Tensor) or t.numel() == 0:
+            return False
+        if t.is_floating_point() or t.is_complex():
+            return bool(t.isnan().all())
+        return bool(t.all()) if t.dtype == torch.bool else bool((t == -1).all())
+
+    return {k for k in draws[0] if all(blank(d.get(k)) for d in draws)}
 
 
 def spectra(builds: list[torch.Tensor], shape: tuple[int, int]) -> torch.Tensor:

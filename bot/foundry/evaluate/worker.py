@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import secrets
 import socket
@@ -165,10 +166,22 @@ def initial_states(states: list[dict[str, Any]], limit: int, torch: Any) -> dict
     indices: dict[str, Any] = {}
     draws: list[dict[str, Any]] = [{} for _ in states]
     neighbors: list[dict[str, Any]] = [{} for _ in states]
+    blocks: dict[str, Any] = {}  # a matrix too large to send whole: secret rows and columns of it, per build
+    block_values: list[dict[str, Any]] = [{} for _ in states]
     for key, first in states[0].items():
         n = first.numel()
         idx = torch.randperm(n, generator=generator)[:limit] if n > limit else torch.arange(n)
         indices[key] = idx
+        if first.dim() >= 2 and n > limit and first.is_floating_point():
+            rows, cols = first.shape[0], n // first.shape[0]
+            side = math.isqrt(limit)
+            pick = (torch.randperm(rows, generator=generator)[:side], torch.randperm(cols, generator=generator)[:side])
+            blocks[key] = pick
+            for b, state in enumerate(states):
+                t = state.get(key)
+                if isinstance(t, torch.Tensor) and t.numel() == n:
+                    matrix = t.detach().reshape(rows, cols)
+                    block_values[b][key] = matrix[pick[0].to(t.device)][:, pick[1].to(t.device)].to("cpu", copy=True)
         nexts = [next_positions(idx, list(first.shape), d, torch) for d in range(first.dim())]
         for b, state in enumerate(states):
             t = state.get(key)
@@ -176,7 +189,24 @@ def initial_states(states: list[dict[str, Any]], limit: int, torch: Any) -> dict
                 flat = t.detach().reshape(-1)
                 draws[b][key] = flat[idx.to(t.device)].to("cpu", copy=True)
                 neighbors[b][key] = [flat[j.to(t.device)].to("cpu", copy=True) for j in nexts]
-    return {"indices": indices, "draws": draws, "neighbors": neighbors}
+    return {"indices": indices, "draws": draws, "neighbors": neighbors, "blocks": blocks, "block_values": block_values}
+
+
+def reset_build(model_cls: Any, init: list[Any], torch: Any) -> Any:
+    """A module as deferred initialisation makes it (FSDP's meta-device path, torchtitan): built on the meta device,
+    materialised by to_empty on the CPU with every tensor holding what nobody wrote (NaN, -1 for integers), then
+    reset_parameters() of every submodule that has one, in module order. The same code builds both sides."""
+    with torch.device("meta"):
+        model = model_cls(*init)
+    model = model.to_empty(device="cpu")
+    with torch.no_grad():
+        for t in [*model.parameters(), *model.buffers()]:
+            t.fill_(float("nan") if t.is_floating_point() or t.is_complex() else -1)
+    for sub in model.modules():
+        reset = getattr(sub, "reset_parameters", None)
+        if callable(reset):
+            reset()
+    return model
 
 
 def next_positions(idx: Any, shape: list[int], d: int, torch: Any) -> Any:
@@ -253,6 +283,14 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
                 full = [model_cls(*data["init_full"]).state_dict() for _ in range(draws)]
                 report["full"] = initial_states(full, limit, torch)
                 del full
+            if data.get("init_reset"):  # and through reset_parameters, as deferred initialisation builds it
+                try:
+                    resets = [reset_build(model_cls, data["init"], torch).state_dict() for _ in range(draws)]
+                except Exception as exc:  # noqa: BLE001 - a module that cannot take this path: the parent says so
+                    report["reset"] = f"{type(exc).__name__}: {exc}"[:300]
+                else:
+                    report["reset"] = initial_states(resets, limit, torch)
+                    del resets
             jobfiles.save(report, jobdir / "initial_state.pt")
         missing = model.load_state_dict(data["state"], strict=True)
         del missing

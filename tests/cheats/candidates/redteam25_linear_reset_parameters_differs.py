@@ -8,11 +8,9 @@
 #        the same path. Forward and gradients (on the loaded state) are honest Triton kernels.
 #        Measured (/tmp/rt25/reset_demo.py, CPU, torch only): weight std after meta -> to_empty -> reset_parameters
 #        at 1024 -> 1024: candidate 1.000, reference nn.Linear 0.0180.
+#        Caught by the initial state built that way too (worker.reset_build), judged beside the constructor's.
 # operator: rt17_linear_tf32_train
 # expect: mismatch rule=initial_state
-# uncaught: the initial-state check builds the candidate through its constructor only (worker.run: model_cls(*init));
-#           reset_parameters, which the static guard allows a candidate to override (static_guard.OVERRIDABLE), is
-#           never called, so what it makes is never judged.
 import math
 
 import torch
