@@ -260,3 +260,32 @@ def test_a_low_rank_start_too_large_to_send_whole_is_refused_by_a_block():
         assert forged is not None and "rows are not a sample" in forged.message
     finally:
         init_state.INIT_SAMPLE = old
+
+
+def test_a_layer_tied_to_another_transposed_is_refused():
+    """An MLP's down projection drawn as its up projection's transposed, scaled to the honest range: each key an
+    honest draw alone, their product positive definite; honest independent layers pass, sampled or sent whole."""
+    torch.manual_seed(10)
+
+    class Mlp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = nn.Linear(24, 96)
+            self.down = nn.Linear(96, 24)
+
+    class Tied(Mlp):
+        def __init__(self):
+            super().__init__()
+            with torch.no_grad():
+                self.down.weight.copy_(self.up.weight.t() * 0.5)  # U(+-1/sqrt(24)) / 2 = U(+-1/sqrt(96))
+
+    assert initial_state(builds(Mlp), reported(Mlp)) is None
+    refused = initial_state(builds(Mlp), reported(Tied))
+    assert refused is not None and "up.weight and down.weight (its shape transposed)" in refused.message
+    old = init_state.INIT_SAMPLE
+    init_state.INIT_SAMPLE = 1024  # 2304 weights each: sampled, about 455 positions in common
+    try:
+        assert initial_state(builds(Mlp), initial_states(builds(Mlp), 1024, torch)) is None
+        assert initial_state(builds(Mlp), initial_states(builds(Tied), 1024, torch)) is not None
+    finally:
+        init_state.INIT_SAMPLE = old

@@ -21,7 +21,9 @@ low-rank).
 Two random floating keys of one shape must start as related as the reference's: by the same test over the pooled
 builds of the one's values minus the other's at the positions sampled in both (at least PAIR_COMMON; a copy of one
 honest draw into a second branch has none of the spread), for at most PAIR_LIMIT pairs per shape, nearest in key
-order first (the branches of one block).
+order first (the branches of one block). Two matrices whose shapes are each other's transposed (an MLP's up and down
+projections) by the products of one's [i, j] and the other's [j, i]: a weight tied to the other's transposed makes
+their product start positive definite, the block's output aligned with its input.
 """
 
 from __future__ import annotations
@@ -175,7 +177,46 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
                 f"{yours.mean().item():.4g}, std {yours.std().item():.4g}, where the reference's have mean "
                 f"{mine.mean().item():.4g}, std {mine.std().item():.4g}; e.g. one a copy of, or tied to, the other)"
             )
+    for first, second in transposed_pairs(reference[0], drawn):
+        rows, cols = reference[0][first].shape
+        other = indices[second]
+        mapped = (other % rows) * cols + other // rows  # second[r, c] sits where first has [c, r]
+        common, at_first, at_second = common_positions(indices[first], mapped)
+        if common.numel() < PAIR_COMMON:
+            continue
+        mine = torch.cat(
+            [
+                state[first].detach().reshape(-1)[common].cpu().double()
+                * state[second].detach().t().reshape(-1)[common].cpu().double()
+                for state in reference
+            ]
+        )
+        yours = torch.cat([d[first][at_first].double() * d[second][at_second].double() for d in draws])
+        statistic, limit = ks_statistic(mine, yours), ks_limit(mine.numel(), yours.numel())
+        if statistic > limit:
+            return refused(
+                f"{first} and {second} (its shape transposed) start related otherwise than the reference's (the "
+                f"products of {first}[i, j] and {second}[j, i]: Kolmogorov-Smirnov {statistic:.3f} > {limit:.3f} "
+                f"over {INIT_DRAWS} builds, mean {yours.mean().item():.4g}, where the reference's have mean "
+                f"{mine.mean().item():.4g}; e.g. one layer's weight the other's transposed, scaled: the two layers' "
+                "product starts positive definite)"
+            )
     return None
+
+
+def transposed_pairs(state: dict[str, torch.Tensor], keys: list[str]) -> list[tuple[str, str]]:
+    """Pairs of 2-d `keys` whose shapes are each other's transposed (an MLP's up and down projections, a square
+    layer with another), per pair of shapes at most PAIR_LIMIT, nearest in key order first."""
+    matrices = [k for k in keys if state[k].dim() == 2]
+    found: dict[tuple[tuple[int, ...], tuple[int, ...]], list[tuple[str, str]]] = {}
+    for gap in range(1, len(matrices)):
+        for i in range(len(matrices) - gap):
+            a, b = matrices[i], matrices[i + gap]
+            if tuple(state[b].shape) == tuple(state[a].shape)[::-1]:
+                group = found.setdefault((tuple(state[a].shape), tuple(state[b].shape)), [])
+                if len(group) < PAIR_LIMIT:
+                    group.append((a, b))
+    return [pair for group in found.values() for pair in group]
 
 
 def related_pairs(state: dict[str, torch.Tensor], keys: list[str]) -> list[tuple[str, str]]:
