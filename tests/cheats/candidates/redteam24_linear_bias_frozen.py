@@ -2,9 +2,10 @@
 #        optimizer never moves it while nn.Linear trains its bias (values, dtype and device as the reference's: the
 #        initial-state check compares values only). Caught: in the run made, the gradient check on trial 1
 #        raised "no output carries a gradient" (worker.gradient_check); where another call comes first, a gradient
-#        mismatch may fire instead.
+#        mismatch may fire instead, or, on a call whose inputs do not require grad, the forward giving no output
+#        that carries a gradient (output_count).
 # operator: rt17_linear_tf32_train
-# expect: runtime_error|mismatch rule=raised|gradient
+# expect: runtime_error|mismatch rule=raised|gradient|output_count
 import math
 
 import torch
