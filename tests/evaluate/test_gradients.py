@@ -364,7 +364,7 @@ def test_gradient_calls_answers_move_whole_between_devices():
     (CandidateEvaluator.held): every tensor in an entry moves, tolerances included, and nothing else changes."""
     from dataclasses import fields, is_dataclass
 
-    from foundry.evaluate.evaluator import moved
+    from foundry.evaluate.evaluator import tensors_to
 
     evaluator = CandidateEvaluator(load_operator(str(AFFINE)), config=EvaluatorConfig())
     prepared = evaluator.prepare()
@@ -384,7 +384,7 @@ def test_gradient_calls_answers_move_whole_between_devices():
                 yield from tensors(getattr(value, f.name))
 
     for entry in prepared.gradients:
-        away = moved(entry, "meta")
+        away = tensors_to(entry, "meta")
         before, after = list(tensors(entry)), list(tensors(away))
         assert len(after) == len(before) > 0 and all(t.device.type == "meta" for t in after)
         assert [t.shape for t in after] == [t.shape for t in before] and all(t.device.type == "cpu" for t in before)

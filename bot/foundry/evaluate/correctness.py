@@ -164,13 +164,7 @@ def compare_selection(
     inside = (out >= 0) & (out < n)
     if not bool(inside.all()):
         return exact
-    ordered = out.sort(dim=dim).values
-    if bool(
-        (
-            ordered.narrow(dim, 1, max(ordered.shape[dim] - 1, 0))
-            == ordered.narrow(dim, 0, max(ordered.shape[dim] - 1, 0))
-        ).any()
-    ):
+    if bool((out.sort(dim=dim).values.diff(dim=dim) == 0).any()):
         return exact.model_copy(update={"message": f"{exact.message} (an index chosen twice along dim {dim})"})
     got, want = source.gather(dim, out), source.gather(dim, ref)
     same = (got == want) | (got.isnan() & want.isnan())
@@ -182,6 +176,15 @@ def compare_selection(
             f"select other values at {int((~same).sum())} places"
         }
     )
+
+
+def compare_output(
+    out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, sel: Selection | None, *, kind: FailureKind, what: str
+) -> Diagnosis | None:
+    """One output judged: by the values it selects where it is an unstable sort's indices (`sel`), else compare."""
+    if sel is not None:
+        return compare_selection(out, ref, sel, kind=kind, what=what)
+    return compare(out, ref, tol, kind=kind, what=what)
 
 
 def slack_of(tol: Tolerance, ref: torch.Tensor) -> torch.Tensor | None:

@@ -49,7 +49,7 @@ from foundry.evaluate.correctness import (
     Selection,
     Tolerance,
     compare,
-    compare_selection,
+    compare_output,
     probe,
     significant,
     strengthened,
@@ -567,16 +567,16 @@ def to_device(values: list[Any], device: str) -> list[Any]:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def moved(value: Any, device: str) -> Any:
+def tensors_to(value: Any, device: str) -> Any:
     """`value` with every tensor in it on `device`: through dicts, lists, tuples and dataclasses (Tolerance)."""
     if isinstance(value, torch.Tensor):
         return value.to(device)
     if isinstance(value, dict):
-        return {k: moved(v, device) for k, v in value.items()}
+        return {k: tensors_to(v, device) for k, v in value.items()}
     if type(value) in (list, tuple):
-        return type(value)(moved(v, device) for v in value)
+        return type(value)(tensors_to(v, device) for v in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changed = {f.name: moved(getattr(value, f.name), device) for f in dataclasses.fields(value)}
+        changed = {f.name: tensors_to(getattr(value, f.name), device) for f in dataclasses.fields(value)}
         return dataclasses.replace(value, **changed)
     return value
 
@@ -1122,9 +1122,10 @@ class CandidateEvaluator:
             with recorder:
                 out = model(*copies)
             self.last_work = dict(recorder.work)
-            for indices, selection in recorder.selections:  # found again among the outputs (prepare_job's add)
+            if recorder.selections:  # found again among the outputs (prepare_job's add); entries of dead runs go
                 for key in [k for k, (alive, _) in list(self.selected.items()) if alive() is None]:
                     self.selected.pop(key, None)
+            for indices, selection in recorder.selections:
                 self.selected[id(indices)] = (weakref.ref(indices), selection)
             if self.reference_ops is not None:
                 return out
@@ -1883,7 +1884,7 @@ class CandidateEvaluator:
             if moved and reweights is not None:
                 reference = copy.deepcopy(model)
                 reference.load_state_dict({name: v.to(self.device) for name, v in reweights.items()})
-            call = self.held_call(
+            call = self.reference_gradients(
                 reference,
                 sent[t],
                 t,
@@ -1909,7 +1910,7 @@ class CandidateEvaluator:
                 degenerate=degenerate[k],
             )
             if call is not None:
-                calls.append(call)
+                calls.append(self.held(call))
         return calls
 
     def deterministic_in_train(self, model: nn.Module, inputs: list[Any]) -> bool:
@@ -1930,10 +1931,7 @@ class CandidateEvaluator:
         for the judging: on the host when the device is a GPU. They are several times the inputs' size per call,
         and a training operator has a dozen or more calls: on the device they would crowd out the candidate's
         own process (a 4096 x 32000 cross-entropy's calls held some 50 GB). Judging moves one call's back."""
-        return moved(entry, "cpu") if self.is_cuda else entry
-
-    def held_call(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return self.held(self.reference_gradients(*args, **kwargs))
+        return tensors_to(entry, "cpu") if self.is_cuda else entry
 
     def reference_gradients(
         self,
@@ -2277,7 +2275,7 @@ class CandidateEvaluator:
         records: list[dict[str, Any]] = []
         refused_second = False  # a double backward refused loudly where the upstream gradients require grad
         for held, call, got in zip(expected_calls, calls, grads, strict=True):
-            expected = moved(held, self.device) if self.is_cuda else held  # one call's answers at a time (held)
+            expected = tensors_to(held, self.device) if self.is_cuda else held  # one call's answers at a time (held)
             trial = expected["trial"]
             if (
                 not isinstance(call, dict)
@@ -3162,13 +3160,7 @@ class CandidateEvaluator:
                 ]
             except Exception:  # noqa: BLE001 - no meta-device build of the reference: nothing to compare with
                 return []
-
-        def unwritten(t: torch.Tensor) -> bool:
-            if t.is_floating_point() or t.is_complex():
-                return bool(t.isnan().all())
-            return bool((t == -1).all()) if t.dtype != torch.bool else bool(t.all())
-
-        written = [k for k, t in states[0].items() if t.numel() and not unwritten(t)]
+        written = [k for k, t in states[0].items() if t.numel() and not init_state.unwritten(t)]
         return [{k: state[k] for k in written} for state in states] if written else []
 
     def check_initial_state(self, jobdir: Path) -> Diagnosis | None:
@@ -3317,11 +3309,7 @@ class CandidateEvaluator:
         kind = FailureKind.MISMATCH if label == "trial" else FailureKind.STATE_DEPENDENT
         for k, (o, r) in enumerate(zip(out, expected, strict=True)):
             tol = tolerances[k] if k < len(tolerances) else self.tolerance
-            chosen = (selections or {}).get(k)
-            if chosen is not None:
-                diag = compare_selection(o, r, chosen, kind=kind, what=f"{what}, output {k}")
-            else:
-                diag = compare(o, r, tol, kind=kind, what=f"{what}, output {k}")
+            diag = compare_output(o, r, tol, (selections or {}).get(k), kind=kind, what=f"{what}, output {k}")
             if diag is not None:
                 if label == exchange.PLAIN:
                     diag = diag.model_copy(
@@ -3370,12 +3358,9 @@ class CandidateEvaluator:
             chosen = selections[t] if selections is not None and t < len(selections) else {}
             for k, (o, r) in enumerate(zip(out, refs[t], strict=True)):
                 tol = tolerances[k] if k < len(tolerances) else self.tolerance
-                if k in chosen:
-                    diag = compare_selection(
-                        o, r, chosen[k], kind=FailureKind.STATE_DEPENDENT, what=f"trial {t}, output {k}"
-                    )
-                else:
-                    diag = compare(o, r, tol, kind=FailureKind.STATE_DEPENDENT, what=f"trial {t}, output {k}")
+                diag = compare_output(
+                    o, r, tol, chosen.get(k), kind=FailureKind.STATE_DEPENDENT, what=f"trial {t}, output {k}"
+                )
                 if diag is not None:
                     return stale(f"result changed after many calls (the timing run): {diag.message}", diag)
         return None

@@ -158,19 +158,9 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
                     f"{a.mean().item():.4g}, std {a.std().item():.4g}"
                 )
     for first, second in related_pairs(reference[0], drawn):
-        common, at_first, at_second = common_positions(indices[first], indices[second])
-        if common.numel() < PAIR_COMMON:
-            continue
-        mine = torch.cat(
-            [
-                state[first].detach().reshape(-1)[common].cpu().double()
-                - state[second].detach().reshape(-1)[common].cpu().double()
-                for state in reference
-            ]
-        )
-        yours = torch.cat([d[first][at_first].double() - d[second][at_second].double() for d in draws])
-        statistic, limit = ks_statistic(mine, yours), ks_limit(mine.numel(), yours.numel())
-        if statistic > limit:
+        judged = pair_statistic(reference, draws, indices, first, second, transposed=False)
+        if judged is not None and judged[0] > judged[1]:
+            statistic, limit, mine, yours = judged
             return refused(
                 f"{first} and {second} start related otherwise than the reference's (their differences at the same "
                 f"positions: Kolmogorov-Smirnov {statistic:.3f} > {limit:.3f} over {INIT_DRAWS} builds, mean "
@@ -178,22 +168,9 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
                 f"{mine.mean().item():.4g}, std {mine.std().item():.4g}; e.g. one a copy of, or tied to, the other)"
             )
     for first, second in transposed_pairs(reference[0], drawn):
-        rows, cols = reference[0][first].shape
-        other = indices[second]
-        mapped = (other % rows) * cols + other // rows  # second[r, c] sits where first has [c, r]
-        common, at_first, at_second = common_positions(indices[first], mapped)
-        if common.numel() < PAIR_COMMON:
-            continue
-        mine = torch.cat(
-            [
-                state[first].detach().reshape(-1)[common].cpu().double()
-                * state[second].detach().t().reshape(-1)[common].cpu().double()
-                for state in reference
-            ]
-        )
-        yours = torch.cat([d[first][at_first].double() * d[second][at_second].double() for d in draws])
-        statistic, limit = ks_statistic(mine, yours), ks_limit(mine.numel(), yours.numel())
-        if statistic > limit:
+        judged = pair_statistic(reference, draws, indices, first, second, transposed=True)
+        if judged is not None and judged[0] > judged[1]:
+            statistic, limit, mine, yours = judged
             return refused(
                 f"{first} and {second} (its shape transposed) start related otherwise than the reference's (the "
                 f"products of {first}[i, j] and {second}[j, i]: Kolmogorov-Smirnov {statistic:.3f} > {limit:.3f} "
@@ -202,6 +179,41 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
                 "product starts positive definite)"
             )
     return None
+
+
+def pair_statistic(
+    reference: list[dict[str, torch.Tensor]],
+    draws: list[dict[str, Any]],
+    indices: dict[str, Any],
+    first: str,
+    second: str,
+    transposed: bool,
+) -> tuple[float, float, torch.Tensor, torch.Tensor] | None:
+    """Two keys at the positions the candidate sampled in both (second's [j, i] beside first's [i, j] where
+    `transposed`): the KS statistic and limit of the reference's pooled builds against the candidate's, of their
+    differences (same shape) or products (transposed), and those two samples; None under PAIR_COMMON positions."""
+    other = indices[second]
+    if transposed:
+        rows, cols = reference[0][first].shape
+        other = (other % rows) * cols + other // rows  # second[r, c] sits where first has [c, r]
+    common, at_first, at_second = common_positions(indices[first], other)
+    if common.numel() < PAIR_COMMON:
+        return None
+
+    def related(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a.double() * b.double() if transposed else a.double() - b.double()
+
+    mine = torch.cat(
+        [
+            related(
+                state[first].detach().reshape(-1)[common].cpu(),
+                (state[second].detach().t() if transposed else state[second].detach()).reshape(-1)[common].cpu(),
+            )
+            for state in reference
+        ]
+    )
+    yours = torch.cat([related(d[first][at_first], d[second][at_second]) for d in draws])
+    return ks_statistic(mine, yours), ks_limit(mine.numel(), yours.numel()), mine, yours
 
 
 def transposed_pairs(state: dict[str, torch.Tensor], keys: list[str]) -> list[tuple[str, str]]:
@@ -271,14 +283,19 @@ def unwritten_keys(candidate: Any) -> set[str]:
     if not isinstance(draws, list) or not draws or not all(isinstance(d, dict) for d in draws):
         return set()
 
-    def blank(t: Any) -> bool:
-        if not isinstance(t, torch.Tensor) or t.numel() == 0:
-            return False
-        if t.is_floating_point() or t.is_complex():
-            return bool(t.isnan().all())
-        return bool(t.all()) if t.dtype == torch.bool else bool((t == -1).all())
+    return {
+        k
+        for k in draws[0]
+        if all(isinstance(t, torch.Tensor) and t.numel() and unwritten(t) for t in (d.get(k) for d in draws))
+    }
 
-    return {k for k in draws[0] if all(blank(d.get(k)) for d in draws)}
+
+def unwritten(t: torch.Tensor) -> bool:
+    """Whether `t` holds only what worker.reset_build fills before reset_parameters(): NaN (floating, complex),
+    True (bool), -1 (other integers)."""
+    if t.is_floating_point() or t.is_complex():
+        return bool(t.isnan().all())
+    return bool(t.all()) if t.dtype == torch.bool else bool((t == -1).all())
 
 
 def spectra(builds: list[torch.Tensor], shape: tuple[int, int]) -> torch.Tensor:
