@@ -10,6 +10,7 @@ Every candidate file declares what it is in a header of `# key: value` comments:
     # devices: cpu                      (where the cheat applies; default cpu and cuda)
     # isolate: cli                      (only run through `foundry check` in a subprocess)
     # uncaught: why the evaluator misses it today  (the test is a strict xfail)
+    # uncaught-on: cpu                 (where `uncaught` holds; default everywhere: elsewhere it must be rejected)
     # partly: why the evaluator catches it in only part of its evaluations (a non-strict xfail: the secret draws
                                         decide; the file stays in the suite as the open case it is)
 
@@ -46,7 +47,7 @@ GPU_CANDIDATES = HERE / "candidates_gpu"
 FAULTS = HERE / "faults"
 HONEST = HERE / "honest"
 HONEST_LLM = HERE / "honest_llm"
-HEADER = re.compile(r"^# (cheat|fault|operator|expect|config|devices|isolate|uncaught|partly): ?(.*)$")
+HEADER = re.compile(r"^# (cheat|fault|operator|expect|config|devices|isolate|uncaught-on|uncaught|partly): ?(.*)$")
 # Honest candidate → its operator.
 HONEST_CASES = {
     "softmax": "softmax_rows",
@@ -79,6 +80,7 @@ class Case:
     devices: tuple[str, ...] = ("cpu", "cuda")
     isolate: str | None = None
     uncaught: str | None = None
+    uncaught_on: tuple[str, ...] = ("cpu", "cuda")
     partly: str | None = None
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
@@ -92,7 +94,7 @@ class Case:
 
     def param(self, device: str) -> Any:
         marks = []
-        if self.uncaught:
+        if self.uncaught and device in self.uncaught_on:
             marks.append(pytest.mark.xfail(strict=True, reason=f"evaluator gap: {self.uncaught}"))
         elif self.partly:
             marks.append(pytest.mark.xfail(strict=False, reason=f"caught in part of the evaluations: {self.partly}"))
@@ -148,6 +150,7 @@ def parse_case(path: Path) -> Case:
         devices=devices,
         isolate=fields.get("isolate"),
         uncaught=fields.get("uncaught"),
+        uncaught_on=tuple(d.strip() for d in fields.get("uncaught-on", "cpu, cuda").split(",") if d.strip()),
         partly=fields.get("partly"),
         extra=fields,
     )

@@ -1058,6 +1058,8 @@ class CandidateEvaluator:
                 payload["init_full"] = op.init_inputs(False)
             if op.spec.training and "reset" in self.init_sizes:
                 payload["init_reset"] = True
+            if op.spec.training and "device" in self.init_sizes:
+                payload["init_device"] = self.device
             prepared = Prepared(payload, refs, model, containers, first, shared)
             prepared.sent = {"trials": hosted, "reweighted": reweights}
             prepared.described, prepared.notes, prepared.tolerances = described, notes, tolerances
@@ -3130,8 +3132,10 @@ class CandidateEvaluator:
     def init_sizes(self) -> list[str]:
         """The constructor arguments a training candidate's initial state is judged at: the checked ones, and the
         operator's full ones too where they differ and their state holds at most init_state.FULL_STATE elements (an
-        init that switches on the layer's size is right at the small size only). Once per evaluator: it depends on
-        the operator alone."""
+        init that switches on the layer's size is right at the small size only); through reset_parameters where the
+        reference writes state there; and on a GPU, each of the checked ones also made on the device (an init that
+        keys on where its tensors live is right on the CPU only). Once per evaluator: it depends on the operator and
+        the device alone."""
         op = self.operator
         sizes = ["checked"]
         if self.small:
@@ -3145,17 +3149,21 @@ class CandidateEvaluator:
                 sizes.append("full")
         if self.reset_state(1):  # the reference's reset_parameters make some of its state: judged on that path too
             sizes.append("reset")
+        if self.is_cuda:
+            sizes += ["device", "reset-device"] if "reset" in sizes else ["device"]
         return sizes
 
-    def reset_state(self, builds: int) -> list[dict[str, torch.Tensor]]:
+    def reset_state(self, builds: int, device: str = "cpu") -> list[dict[str, torch.Tensor]]:
         """`builds` state dicts of the reference at the checked arguments as deferred initialisation makes them
-        (worker.reset_build), each holding only the keys some reset_parameters() wrote (the others stay as
-        to_empty left them: nothing to judge); empty where it writes none, or the reference cannot take that path."""
+        (worker.reset_build, materialised on `device`), on the CPU, each holding only the keys some reset_parameters()
+        wrote (the others stay as to_empty left them: nothing to judge); empty where it writes none, or the reference
+        cannot take that path."""
+        init = self.operator.init_inputs(self.small)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(secrets.randbits(62))
             try:
                 states = [
-                    reset_build(self.operator.model_cls, self.operator.init_inputs(self.small), torch).state_dict()
+                    tensors_to(reset_build(self.operator.model_cls, init, torch, device).state_dict(), "cpu")
                     for _ in range(builds)
                 ]
             except Exception:  # noqa: BLE001 - no meta-device build of the reference: nothing to compare with
@@ -3175,7 +3183,7 @@ class CandidateEvaluator:
         if not isinstance(reported, dict) or sorted(reported) != sorted(sizes):
             return init_state.initial_state([{}], None)
         for size in sizes:
-            if size == "reset":
+            if size in ("reset", "reset-device"):
                 if isinstance(reported[size], str):
                     return init_state.refused(
                         "built on the meta device and materialised by to_empty and reset_parameters(), as the "
@@ -3184,20 +3192,25 @@ class CandidateEvaluator:
                 # a key the candidate leaves as to_empty did (NaN) fails loudly in use (a NaN loss at the first step):
                 # judged are the keys it writes, which must start as the reference's reset_parameters() make them
                 left = init_state.unwritten_keys(reported[size])
-                reset = self.reset_state(init_state.INIT_DRAWS)
+                reset = self.reset_state(init_state.INIT_DRAWS, self.device if size == "reset-device" else "cpu")
                 builds = [{k: v for k, v in b.items() if k not in left} for b in reset]
                 if not builds:
                     continue
             else:
                 with torch.random.fork_rng(devices=[]):
                     torch.manual_seed(secrets.randbits(62))
-                    small = self.small and size == "checked"
-                    builds = [self.operator.build(small).state_dict() for _ in range(init_state.INIT_DRAWS)]
+                    small = self.small and size != "full"
+                    with torch.device(self.device if size == "device" else "cpu"):
+                        builds = [self.operator.build(small).state_dict() for _ in range(init_state.INIT_DRAWS)]
+                    builds = [tensors_to(b, "cpu") for b in builds]
             refused = init_state.initial_state(builds, reported[size])
             if refused is not None:
                 what = {
                     "full": "the operator's full constructor arguments",
                     "reset": "the checked arguments on the meta device, then to_empty and every reset_parameters()",
+                    "device": f"the checked arguments under torch.device({self.device!r})",
+                    "reset-device": "the checked arguments on the meta device, then to_empty onto "
+                    f"{self.device!r} and every reset_parameters()",
                 }.get(size, "the checked arguments")
                 return refused.model_copy(update={"message": f"built with {what}: {refused.message}"})
         return None

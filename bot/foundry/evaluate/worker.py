@@ -192,13 +192,13 @@ def initial_states(states: list[dict[str, Any]], limit: int, torch: Any) -> dict
     return {"indices": indices, "draws": draws, "neighbors": neighbors, "blocks": blocks, "block_values": block_values}
 
 
-def reset_build(model_cls: Any, init: list[Any], torch: Any) -> Any:
+def reset_build(model_cls: Any, init: list[Any], torch: Any, device: str = "cpu") -> Any:
     """A module as deferred initialisation makes it (FSDP's meta-device path, torchtitan): built on the meta device,
-    materialised by to_empty on the CPU with every tensor holding what nobody wrote (NaN, -1 for integers), then
+    materialised by to_empty on `device` with every tensor holding what nobody wrote (NaN, -1 for integers), then
     reset_parameters() of every submodule that has one, in module order. The same code builds both sides."""
     with torch.device("meta"):
         model = model_cls(*init)
-    model = model.to_empty(device="cpu")
+    model = model.to_empty(device=device)
     with torch.no_grad():
         for t in [*model.parameters(), *model.buffers()]:
             t.fill_(float("nan") if t.is_floating_point() or t.is_complex() else -1)
@@ -283,14 +283,24 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
                 full = [model_cls(*data["init_full"]).state_dict() for _ in range(draws)]
                 report["full"] = initial_states(full, limit, torch)
                 del full
-            if data.get("init_reset"):  # and through reset_parameters, as deferred initialisation builds it
+            # and through reset_parameters, as deferred initialisation builds it; on a GPU also made there (under
+            # torch.device, to_empty onto it), as users building straight on the device get it
+            on = data.get("init_device")
+            for size, where in [("reset", "cpu"), ("reset-device", on)] if data.get("init_reset") else []:
+                if where is None:
+                    continue
                 try:
-                    resets = [reset_build(model_cls, data["init"], torch).state_dict() for _ in range(draws)]
+                    resets = [reset_build(model_cls, data["init"], torch, where).state_dict() for _ in range(draws)]
                 except Exception as exc:  # noqa: BLE001 - a module that cannot take this path: the parent says so
-                    report["reset"] = f"{type(exc).__name__}: {exc}"[:300]
+                    report[size] = f"{type(exc).__name__}: {exc}"[:300]
                 else:
-                    report["reset"] = initial_states(resets, limit, torch)
+                    report[size] = initial_states(resets, limit, torch)
                     del resets
+            if on is not None:
+                with torch.device(on):
+                    made = [model_cls(*data["init"]).state_dict() for _ in range(draws)]
+                report["device"] = initial_states(made, limit, torch)
+                del made
             jobfiles.save(report, jobdir / "initial_state.pt")
         missing = model.load_state_dict(data["state"], strict=True)
         del missing

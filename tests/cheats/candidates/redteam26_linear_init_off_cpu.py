@@ -14,10 +14,11 @@
 #        state: forward max error 1.9e-3 (TF32), dx 6.3e-4.
 # operator: rt17_linear_tf32_train
 # expect: mismatch rule=initial_state
-# uncaught: every build the initial-state check judges is made on the CPU (worker.run builds before model.to(device);
-#        worker.reset_build materialises with to_empty(device="cpu")), so a constructor or reset_parameters() that
-#        keys its init on the device is only ever judged on its CPU branch. Users building straight on the GPU
-#        (torch.device("cuda") context, FSDP2's to_empty(device="cuda")) get the other one.
+# uncaught: on a machine without a GPU no build can be made anywhere but the CPU (and the meta device), so a
+#        constructor or reset_parameters() that keys its init on the device is judged on its CPU branch only. On a GPU
+#        the check also builds under torch.device("cuda") and materialises with to_empty(device="cuda") (init sizes
+#        "device" and "reset-device"): rejected there.
+# uncaught-on: cpu
 import math
 
 import torch
