@@ -8,8 +8,11 @@ from __future__ import annotations
 import pytest
 from triton.language.extra import libdevice as _stub
 from triton.language.extra.cuda import libdevice as _cuda
+from triton.runtime import interpreter as _interpreter
 
 SHIPPED = {module: dict(vars(module)) for module in (_stub, _cuda)}  # before any test installs the patch
+# the interpreter's functions interp_autotune.remember_builtins replaces, as Triton ships them
+INTERPRETER_SHIPPED = {name: vars(_interpreter)[name] for name in ("_patch_builtin", "_get_np_dtype")}
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +32,16 @@ def libdevice_as_shipped():
 @pytest.fixture(autouse=True)
 def interpreter_as_shipped():
     """The interpreter's dot and program order as Triton ships them after each test: interp_autotune.install (TF32
-    dots, programs in a random order) patches them for the rest of a process, as the worker wants in its own."""
-    from triton.runtime import interpreter
-
-    builder = interpreter.InterpreterBuilder
+    dots, programs in a random order) patches them for the rest of a process, as the worker wants in its own; and
+    its builtin binding and dtype table before each test."""
+    builder = _interpreter.InterpreterBuilder
     names = ("create_dot", "set_grid_dim", "set_grid_idx")
     saved = {name: vars(builder)[name] for name in names if name in vars(builder)}
+    current = {name: vars(_interpreter)[name] for name in INTERPRETER_SHIPPED}
+    for name, value in INTERPRETER_SHIPPED.items():
+        setattr(_interpreter, name, value)
     yield
     for name, value in saved.items():
         setattr(builder, name, value)
+    for name, value in current.items():
+        setattr(_interpreter, name, value)

@@ -116,3 +116,47 @@ def test_nothing_is_patched_off_the_interpreter(monkeypatch):
     run = vars(Autotuner)["run"]
     assert interp_autotune.install() is False
     assert vars(Autotuner)["run"] is run
+
+
+@triton.jit
+def _row_norm_helper(x):
+    return tl.sqrt(tl.sum(x * x, axis=0))
+
+
+@triton.jit
+def _row_norm_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=0.0)
+    tl.store(y_ptr + row, _row_norm_helper(x))
+
+
+def test_the_remembered_builtins_run_kernels_as_triton_does_and_are_unbound_after_each_launch():
+    """interp_autotune.remember_builtins: a launch whose helper (a @triton.jit call, tl.sum's combine function) binds
+    the language again gives the same values with the remembered builtins, and after the launch triton.language's own
+    builtins are back in place, as Triton leaves them."""
+    from triton.language.core import is_builtin
+    from triton.runtime import interpreter
+
+    x = torch.randn(5, 24)
+
+    def norms() -> torch.Tensor:
+        y = torch.empty(5)
+        _row_norm_kernel[(5,)](x, y, 24, BLOCK=32)
+        return y
+
+    saved = {name: vars(interpreter)[name] for name in ("_patch_builtin", "_get_np_dtype")}
+    try:
+        shipped = norms()
+        assert interp_autotune.remember_builtins()
+        assert interpreter._patch_builtin is not saved["_patch_builtin"]
+        assert interpreter._get_np_dtype is not saved["_get_np_dtype"]
+        remembered = norms()
+        assert interp_autotune.BUILTINS, "the language modules' builtins were found and kept"
+        assert torch.equal(remembered, shipped)
+        torch.testing.assert_close(remembered, x.norm(dim=1))
+        assert is_builtin(tl.load) and is_builtin(tl.tensor.__add__)
+        assert interp_autotune.remember_builtins()  # once only
+    finally:
+        for name, value in saved.items():
+            setattr(interpreter, name, value)

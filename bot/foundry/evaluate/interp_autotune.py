@@ -51,6 +51,7 @@ def install() -> bool:
     interp_libdevice.install()
     emulate_tf32()
     shuffle_programs()
+    remember_builtins()
     from triton.runtime.autotuner import Autotuner
 
     global PATCHED
@@ -139,6 +140,65 @@ def shuffle_programs() -> bool:
 
     builder.set_grid_dim = set_grid_dim_shuffled
     builder.set_grid_idx = set_grid_idx_shuffled
+    return True
+
+
+# Per module or class the interpreter patches, the names of its Triton builtins (found once)
+BUILTINS: dict[int, tuple[Any, list[str]]] = {}
+
+
+def remember_builtins() -> bool:
+    """Under the interpreter, find the Triton builtins of each language module once, not at every call. Triton binds
+    them to the interpreter (interpreter._patch_builtin) at each launch and at each call of one @triton.jit function
+    from another (a helper; tl.sum's combine function, per program and per reduction), each time by scanning every
+    member of the module (inspect.getmembers): a third of a training candidate's backward on the CPU. The same
+    attributes are bound as before: a name is a builtin's, or a binding of one still in place (the interpreter's
+    wrapper keeps the builtin as its `member` default). True if patched."""
+    if not interpreting():
+        return False
+    import inspect
+
+    from triton.language.core import is_builtin
+    from triton.runtime import interpreter
+
+    scan, bind = getattr(interpreter, "_patch_builtin", None), getattr(interpreter, "_patch_attr", None)
+    if scan is None or bind is None:
+        log.warning("this triton's interpreter has no _patch_builtin / _patch_attr to replace")
+        return False
+    if getattr(scan, "__name__", "") == "patch_remembered":
+        return True
+
+    def builtin_or_bound(member: Any) -> bool:
+        kept = getattr(member, "__kwdefaults__", None)
+        return is_builtin(member) or (isinstance(kept, dict) and is_builtin(kept.get("member")))
+
+    def patch_remembered(pkg: Any, builder: Any, scope: Any) -> None:
+        known = BUILTINS.get(id(pkg))
+        if known is None or known[0] is not pkg:
+            known = BUILTINS[id(pkg)] = (pkg, [name for name, m in inspect.getmembers(pkg) if builtin_or_bound(m)])
+        for name in known[1]:
+            member = getattr(pkg, name, None)
+            if is_builtin(member):
+                bind(pkg, name, member, builder, scope)
+
+    interpreter._patch_builtin = patch_remembered
+    # and the numpy dtype of each Triton dtype, which it maps through a table built anew at every call
+    convert = interpreter._get_np_dtype
+    tl = interpreter.tl
+    known_dtypes: dict[Any, Any] = {}
+
+    def np_dtype_remembered(tt_dtype: Any) -> Any:
+        if isinstance(tt_dtype, tl.block_type) and not isinstance(tt_dtype.element_ty, tl.pointer_type):
+            tt_dtype = tt_dtype.element_ty  # a block of a scalar type: its element's
+        if isinstance(tt_dtype, (tl.pointer_type, tl.block_type)):
+            return convert(tt_dtype)  # pointers, blocks of pointers
+        found = known_dtypes.get(tt_dtype)
+        if found is None:
+            found = known_dtypes[tt_dtype] = convert(tt_dtype)
+        return found
+
+    if getattr(convert, "__name__", "") == "_get_np_dtype":
+        interpreter._get_np_dtype = np_dtype_remembered
     return True
 
 
