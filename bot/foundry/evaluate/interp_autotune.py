@@ -176,7 +176,10 @@ def remember_builtins() -> bool:
         known = BUILTINS.get(id(pkg))
         if known is None or known[0] is not pkg:
             known = BUILTINS[id(pkg)] = (pkg, [name for name, m in inspect.getmembers(pkg) if builtin_or_bound(m)])
-        for name in known[1]:
+        names = known[1]
+        if names and not is_builtin(getattr(pkg, names[0], None)) and not is_builtin(getattr(pkg, names[-1], None)):
+            return  # bound already: a scope binds all of a module's builtins and restores all of them
+        for name in names:
             member = getattr(pkg, name, None)
             if is_builtin(member):
                 bind(pkg, name, member, builder, scope)
