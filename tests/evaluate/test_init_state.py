@@ -289,3 +289,38 @@ def test_a_layer_tied_to_another_transposed_is_refused():
         assert initial_state(builds(Mlp), initial_states(builds(Tied), 1024, torch)) is not None
     finally:
         init_state.INIT_SAMPLE = old
+
+
+def test_one_build_in_eight_that_starts_elsewhere_is_refused():
+    """A constructor that scales its weight by 1.1 in one build of eight is diluted in the pooled values (the pooled
+    test alone passes it); each build's values against the reference's pooled refuse it, naming the build."""
+    torch.manual_seed(11)
+    count = {"built": 0}
+
+    class Sometimes(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(256, 128)
+            count["built"] += 1
+            if count["built"] % INIT_DRAWS == 3:
+                with torch.no_grad():
+                    self.fc.weight.mul_(1.1)
+
+    reference = builds(lambda: nn.Sequential(nn.Linear(256, 128)))
+    reference = [{k.replace("0.", "fc.", 1): v for k, v in state.items()} for state in reference]
+    report = reported(Sometimes)
+    pooled = init_state.ks_statistic(
+        torch.cat([s["fc.weight"].reshape(-1)[report["indices"]["fc.weight"]] for s in reference]),
+        torch.cat([d["fc.weight"] for d in report["draws"]]),
+    )
+    assert pooled < ks_limit(INIT_DRAWS * init_state.INIT_SAMPLE, INIT_DRAWS * init_state.INIT_SAMPLE)
+    refused = initial_state(reference, report)
+    assert refused is not None and "fc.weight" in refused.message and "build 3 of 8" in refused.message, refused
+    count["built"] = 0
+    honest = reported(lambda: nn.Sequential(nn.Linear(256, 128)))
+    honest["draws"] = [{k.replace("0.", "fc.", 1): v for k, v in d.items()} for d in honest["draws"]]
+    honest["indices"] = {k.replace("0.", "fc.", 1): v for k, v in honest["indices"].items()}
+    honest["neighbors"] = [{k.replace("0.", "fc.", 1): v for k, v in d.items()} for d in honest["neighbors"]]
+    honest["blocks"] = {k.replace("0.", "fc.", 1): v for k, v in honest["blocks"].items()}
+    honest["block_values"] = [{k.replace("0.", "fc.", 1): v for k, v in d.items()} for d in honest["block_values"]]
+    assert initial_state(reference, honest) is None

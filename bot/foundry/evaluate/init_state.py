@@ -9,15 +9,15 @@ at what its constructor made.
 The worker builds the candidate INIT_DRAWS times before any state is loaded, and sends per state key a sample of
 positions (drawn after the constructors ran) and each build's values there (worker.initial_states). The reference is
 built as often here. A key whose reference values are the same in every build (a constant or a deterministic
-initialiser, an integer counter) must come out the same. A random one must come from the same distribution, by
-two-sample Kolmogorov-Smirnov tests at INIT_ALPHA over the pooled builds of: the values; one build's values minus
-another's at the same positions, in disjoint pairs of builds (instances that all start alike, a fixed seed, have
-none of the spread); per dimension, the value at an odd position along it minus the one before, pairs that share
-no value (a layout that sorts an honest draw into rows that are all alike keeps the values' distribution and loses
-this one); and, for a matrix sent whole
-(up to INIT_SAMPLE elements), its singular values over their norm (a low-rank start with honest entries), or for a
-larger one those of a block of secret rows and columns (sqrt(INIT_SAMPLE) of each: a block of a low-rank matrix is
-low-rank).
+initialiser, an integer counter) must come out the same. A random one must come from the same distribution, by two-
+sample Kolmogorov-Smirnov tests at INIT_ALPHA over the pooled builds of: the values (and each build's values against
+the reference's pooled, at INIT_ALPHA / INIT_DRAWS: one build in a few that starts elsewhere); one build's values
+minus another's at the same positions, in disjoint pairs of builds (instances that all start alike, a fixed seed, have
+none of the spread); per dimension, the value at an odd position along it minus the one before, pairs that share no
+value (a layout that sorts an honest draw into rows that are all alike keeps the values' distribution and loses this
+one); and, for a matrix sent whole (up to INIT_SAMPLE elements), its singular values over their norm (a low-rank start
+with honest entries), or for a larger one those of a block of secret rows and columns (sqrt(INIT_SAMPLE) of each: a
+block of a low-rank matrix is low-rank).
 Two random floating keys of one shape must start as related as the reference's: by the same test over the pooled
 builds of the one's values minus the other's at the positions sampled in both (at least PAIR_COMMON; a copy of one
 honest draw into a second branch has none of the spread), for at most PAIR_LIMIT pairs per shape, nearest in key
@@ -156,6 +156,17 @@ def initial_state(reference: list[dict[str, torch.Tensor]], candidate: Any) -> D
                     f"(Kolmogorov-Smirnov {statistic:.3f} > {limit:.3f} over {INIT_DRAWS} builds): mean "
                     f"{b.mean().item():.4g}, std {b.std().item():.4g}, where the reference's have mean "
                     f"{a.mean().item():.4g}, std {a.std().item():.4g}"
+                )
+        for b, t in enumerate(theirs):  # and each build's alone (a build in a few that starts elsewhere is diluted
+            # in the pooled values): against the reference's pooled, at INIT_ALPHA shared by the builds
+            statistic = ks_statistic(mine, t.double())
+            limit = ks_limit(mine.numel(), t.numel(), INIT_ALPHA / INIT_DRAWS)
+            if statistic > limit:
+                return refused(
+                    f"{key} starts from another distribution than the reference's initialiser in build {b + 1} of "
+                    f"{INIT_DRAWS} (its values: Kolmogorov-Smirnov {statistic:.3f} > {limit:.3f}): mean "
+                    f"{t.double().mean().item():.4g}, std {t.double().std().item():.4g}, where the reference's have "
+                    f"mean {mine.mean().item():.4g}, std {mine.std().item():.4g}"
                 )
     for first, second in related_pairs(reference[0], drawn):
         judged = pair_statistic(reference, draws, indices, first, second, transposed=False)
