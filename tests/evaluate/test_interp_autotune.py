@@ -160,3 +160,34 @@ def test_the_remembered_builtins_run_kernels_as_triton_does_and_are_unbound_afte
     finally:
         for name, value in saved.items():
             setattr(interpreter, name, value)
+
+
+@triton.jit
+def _shift_copy_kernel(x_ptr, y_ptr, n, shift, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs + shift, mask=offs < n, other=0.0), mask=offs < n)
+
+
+def test_a_kernel_is_held_inside_the_tensors_it_was_launched_with():
+    """interp_autotune.bound_memory: a load past the end of its tensor's storage (into the allocator's spare bytes)
+    raises OutOfBounds; masked-off lanes are no access, and a view may read anywhere in its own storage."""
+    from triton.runtime import interpreter
+
+    saved = {"_interpreter": vars(interpreter)["_interpreter"], "__call__": vars(interpreter.GridExecutor)["__call__"]}
+    try:
+        assert interp_autotune.bound_memory()
+        base = torch.arange(32, dtype=torch.float32)
+        x, y = base[8:16], torch.empty(8)
+        _shift_copy_kernel[(1,)](x, y, 8, -8, BLOCK=16)  # the view's storage starts 8 floats earlier: in bounds
+        assert torch.equal(y, base[:8])
+        alone = torch.arange(8, dtype=torch.float32)
+        _shift_copy_kernel[(1,)](alone, y, 8, 0, BLOCK=16)  # lanes 8..15 masked off
+        assert torch.equal(y, alone)
+        with pytest.raises(Exception, match="OutOfBounds") as raised:
+            _shift_copy_kernel[(1,)](alone, y, 8, 2, BLOCK=16)  # the last two lanes read past alone's 32 bytes
+        assert "outside every tensor it was launched with" in str(raised.value)
+        assert interp_autotune.bound_memory()  # once only
+        assert not interp_autotune.SPANS, "no launch left on the stack"
+    finally:
+        interpreter._interpreter = saved["_interpreter"]
+        interpreter.GridExecutor.__call__ = saved["__call__"]

@@ -301,7 +301,8 @@ def test_edge_variants_have_batch_one_many_rows_and_padded_rows(tmp_path):
 def test_edge_variants_stay_under_the_element_cap(tmp_path):
     ev = evaluator(tmp_path, SOFTMAX)
     shapes = [tuple(v[0].shape) for v in ev.edge_variants(ev.operator.build(True), [torch.randn(4, 512)])]
-    assert (1, 512) in shapes and not any(s[0] > 4 for s in shapes)  # 601 x 512 is past EDGE_ELEMENTS
+    assert (1, 512) in shapes and (64, 512) in shapes  # the aligned batch fits
+    assert not any(s[0] > 64 for s in shapes)  # 601 x 512 is past EDGE_ELEMENTS
 
 
 # -- calls as modules are used: train mode, inputs that require grad -----------------------------------
@@ -386,3 +387,46 @@ def test_a_granted_library_op_is_bounded_by_how_often_the_reference_runs_it(tmp_
     assert ev.beyond_reference({"aten.convolution.default[2x2x3x3/1]": 1}) == ""
     assert ev.beyond_reference({"aten.convolution.default[2x2x3x3/1]": 2}) == f"{granted}×2 (reference ×1)"
     assert not ev.granted("convolution[4x2x3x3/1]")  # another configuration (twice the channels) is not granted
+
+
+def test_whole_number_trials_and_an_aligned_batch_are_drawn(tmp_path):
+    """Whole numbers from 0 to 255 (pixels, counts) where the reference accepts them, else the values rounded to
+    whole numbers; and an edge variant whose batch is ALIGNED_BATCH (rows a multiple of every row tile)."""
+    from foundry.evaluate.evaluator import ALIGNED_BATCH
+
+    ev = evaluator(tmp_path, SOFTMAX)
+    x = torch.randn(6, 8)
+    model = ev.operator.build(True)
+    found = {note: inputs[0] for note, inputs, _ in ev.transformed(model, [x])}
+    pixels = found["whole numbers 0 to 255"]
+    assert bool((pixels == pixels.round()).all()) and 0 <= float(pixels.min()) and float(pixels.max()) <= 255
+    assert pixels.unique().numel() > 8
+    (tmp_path / "log").mkdir()
+    ev_log = evaluator(tmp_path / "log", LOG)
+    notes = [note for note, _, _ in ev_log.transformed(ev_log.operator.build(True), [torch.rand(6, 8) + 0.1])]
+    assert sum(n.startswith("whole numbers") for n in notes) == 1  # one form of the group: the first accepted
+    batches = [v[0].shape[0] for v in ev.edge_variants(model, [x])]
+    assert ALIGNED_BATCH in batches and 1 in batches
+
+
+def test_the_state_scan_enters_other_libraries_objects_but_not_triton_kernels():
+    """worker.reachable: a tensor held in a triton.Config at module level and a tl.constexpr's value are state; a
+    Triton kernel's own caches are not."""
+    import types
+
+    import triton
+    import triton.language as tl
+    from foundry.evaluate.worker import reachable
+
+    @triton.jit
+    def kernel(x_ptr):
+        tl.store(x_ptr, 1.0)
+
+    module = types.ModuleType("candidate_module")
+    module.STASH = triton.Config({"tally": torch.zeros(4)})
+    module.LIMIT = tl.constexpr(64)
+    module.kernel = kernel
+    tensors, held = reachable(module, torch.nn.Linear(2, 2), torch)
+    assert "module.STASH.kwargs['tally']" in tensors
+    assert held["module.LIMIT.value"] == 64
+    assert not any(name.startswith("module.kernel") for name in [*tensors, *held])

@@ -185,6 +185,7 @@ WIDE_MIN = 2048
 # Edge variants (CandidateEvaluator.edge_variants): a batch past EDGE_ROWS rows, while its inputs stay under
 # EDGE_ELEMENTS elements on the interpreter (64 times that on a GPU).
 EDGE_ROWS = 600
+ALIGNED_BATCH = 64  # and a batch of this many (its rows a multiple of 64)
 EDGE_ELEMENTS = 1 << 17
 # Declared shape variants a training operator's gradients are also checked on (gradient_calls).
 GRADIENT_VARIANTS = 3
@@ -1178,7 +1179,7 @@ class CandidateEvaluator:
 
     def transformed(self, model: nn.Module, inputs: list[Any]) -> list[tuple[str, list[Any], Any]]:
         """Trials whose floating-point inputs are moved within the operator's domain: special values (ties, exact
-        zeros, a zero row, a constant row; -inf entries), signs flipped at random (and laid out
+        zeros, a zero row, a constant row; whole numbers; -inf entries), signs flipped at random (and laid out
         non-contiguously), scaled by 1e3, by 16 and by 1e-3, offset. A kernel right only for one input distribution or
         one layout (a copy passing for ReLU on non-negative inputs, an exp that overflows at scale, a kernel that
         assumes contiguous rows, a branch on x == 0, another tie-break, -inf read as 0) fails one. Each group's
@@ -1212,6 +1213,13 @@ class CandidateEvaluator:
             spread = float(x.detach().abs().double().mean())  # repeated values (ties), some exact zeros
             step = spread / 4 if spread > 0 else 1.0
             return torch.round(x / step) * step
+
+        def pixels(x: torch.Tensor) -> torch.Tensor:  # whole numbers from 0 to 255, as images' pixels
+            return torch.randint(0, 256, x.shape, device=x.device).to(x.dtype)
+
+        def whole(x: torch.Tensor) -> torch.Tensor:  # the values rounded to whole numbers, about 16 times their size
+            spread = float(x.detach().abs().double().mean())
+            return torch.round(x * (16 / spread if spread > 0 else 1.0))
 
         def zeroed(x: torch.Tensor) -> torch.Tensor:  # 10% of the elements exactly 0, and the first row
             y = x.clone()
@@ -1300,6 +1308,10 @@ class CandidateEvaluator:
                 ("special values: ties, exact zeros, a zero row, a constant row", lambda: each(special)),
                 ("exact zeros and a zero row", lambda: each(zeroed)),
                 ("ties: values on a grid", lambda: each(gridded)),
+            ],
+            [  # whole numbers (pixels, counts, token ids as floats): a kernel switching to a cheaper path for them
+                ("whole numbers 0 to 255", lambda: each(pixels)),
+                ("whole numbers", lambda: each(whole)),
             ],
             [("-inf entries", lambda: each(minus_inf))],
             [
@@ -2664,8 +2676,9 @@ class CandidateEvaluator:
     ) -> list[list[Any]]:
         """Shapes and layouts that use has and declared shapes rarely do, where the reference accepts them: a
         batch of one (a fast path for one row), more than EDGE_ROWS rows (a grid capped without a loop over
-        the rest; only while the elements stay under EDGE_ELEMENTS), and rows padded in a wider buffer
-        (a slice x[..., :d]: unit inner stride, row stride above d)."""
+        the rest; only while the elements stay under EDGE_ELEMENTS), a batch of ALIGNED_BATCH (a fast path for row
+        counts a tile divides), and rows padded in a wider buffer (a slice x[..., :d]: unit inner stride, row stride
+        above d)."""
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         if not tensors:
             return []
@@ -2679,6 +2692,11 @@ class CandidateEvaluator:
                 cap = EDGE_ELEMENTS if self.small else 64 * EDGE_ELEMENTS
                 if batch * per <= EDGE_ROWS and sum(t.numel() // batch * size for t in tensors) <= cap:
                     pick = torch.randint(0, batch, (size,), device=tensors[0].device)
+                    found.append([x[pick] if isinstance(x, torch.Tensor) else x for x in inputs])
+                # and a batch of ALIGNED_BATCH: rows a multiple of every row tile (a fast path for a whole last
+                # tile, taken where the row count divides by it, which no declared or odd count may reach)
+                if batch % ALIGNED_BATCH and sum(t.numel() // batch * ALIGNED_BATCH for t in tensors) <= cap:
+                    pick = torch.randint(0, batch, (ALIGNED_BATCH,), device=tensors[0].device)
                     found.append([x[pick] if isinstance(x, torch.Tensor) else x for x in inputs])
 
         def padded(x: Any) -> Any:

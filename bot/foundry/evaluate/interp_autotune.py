@@ -52,6 +52,7 @@ def install() -> bool:
     emulate_tf32()
     shuffle_programs()
     remember_builtins()
+    bound_memory()
     from triton.runtime.autotuner import Autotuner
 
     global PATCHED
@@ -202,6 +203,111 @@ def remember_builtins() -> bool:
 
     if getattr(convert, "__name__", "") == "_get_np_dtype":
         interpreter._get_np_dtype = np_dtype_remembered
+    return True
+
+
+class OutOfBounds(RuntimeError):
+    """A kernel under the interpreter touched memory outside every tensor it was launched with."""
+
+
+# Per launch in progress: the sorted (start, end) byte spans of the storages of the tensors it was given
+SPANS: list[tuple[Any, Any]] = []
+
+
+def bound_memory() -> bool:
+    """Under the interpreter, every load, store and atomic of a kernel must fall inside the storage of a tensor it was
+    launched with. The interpreter reads and writes raw host addresses without a check: past a tensor's end lie the
+    allocator's spare bytes (a few to a few hundred), where a kernel could keep a call counter or a cache that no
+    snapshot of the module's tensors sees, or read what other objects hold. A masked-off lane is not an access.
+    A kernel that reaches outside raises OutOfBounds, naming the access. True if patched."""
+    if not interpreting():
+        return False
+    import numpy as np
+    from triton.runtime import interpreter
+
+    raw = getattr(interpreter, "_interpreter", None)
+    executor = getattr(interpreter, "GridExecutor", None)
+    if raw is None or executor is None or "__call__" not in vars(executor):
+        log.warning("this triton's interpreter has no _interpreter / GridExecutor to bound memory for")
+        return False
+    if type(raw).__name__ == "BoundedMemory":
+        return True
+    launch = vars(executor)["__call__"]
+
+    def spans_of(args: Any) -> tuple[Any, Any]:
+        found: list[tuple[int, int]] = []
+
+        def visit(arg: Any) -> None:
+            if isinstance(arg, (tuple, list)):
+                for item in arg:
+                    visit(item)
+                return
+            base = getattr(arg, "base", None)  # a TensorDescriptor, a TensorWrapper: the tensor it wraps
+            if base is not None and hasattr(base, "untyped_storage") and not hasattr(arg, "untyped_storage"):
+                arg = base
+            if hasattr(arg, "untyped_storage"):
+                storage = arg.untyped_storage()
+                if storage.nbytes():
+                    found.append((storage.data_ptr(), storage.data_ptr() + storage.nbytes()))
+
+        visit(list(args))
+        found.sort()
+        starts = np.array([a for a, _ in found], dtype=np.uint64)
+        ends = np.array([b for _, b in found], dtype=np.uint64)
+        return starts, ends
+
+    def check(what: str, ptrs: Any, mask: Any, size: int) -> None:
+        if not SPANS:
+            return
+        starts, ends = SPANS[-1]
+        at = np.asarray(ptrs, dtype=np.uint64)
+        if mask is not None:
+            at = at[np.broadcast_to(np.asarray(mask, dtype=bool), at.shape)]
+        at = at.reshape(-1)
+        if at.size == 0:
+            return
+        which = np.searchsorted(starts, at, side="right").astype(np.int64) - 1
+        inside = which >= 0
+        inside[inside] = at[inside] + np.uint64(size) <= ends[which[inside]]
+        if not bool(inside.all()):
+            bad = int(at[~inside][0])
+            raise OutOfBounds(
+                f"a kernel's {what} at address {bad:#x} ({size} bytes) is outside every tensor it was launched with"
+            )
+
+    class BoundedMemory:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(raw, name)
+
+        @staticmethod
+        def load(ptrs: Any, mask: Any, other: Any, dtype: Any) -> Any:
+            check("load", ptrs, mask, np.dtype(dtype).itemsize)
+            return raw.load(ptrs, mask, other, dtype)
+
+        @staticmethod
+        def store(ptrs: Any, value: Any, mask: Any) -> Any:
+            check("store", ptrs, mask, np.asarray(value).dtype.itemsize)
+            return raw.store(ptrs, value, mask)
+
+        @staticmethod
+        def atomic_cas(ptr: Any, cmp: Any, val: Any, sem: Any) -> Any:
+            check("atomic", ptr, None, np.asarray(val).dtype.itemsize)
+            return raw.atomic_cas(ptr, cmp, val, sem)
+
+        @staticmethod
+        def atomic_rmw(op: Any, ptr: Any, val: Any, mask: Any, sem: Any) -> Any:
+            check("atomic", ptr, mask, np.asarray(val).dtype.itemsize)
+            return raw.atomic_rmw(op, ptr, val, mask, sem)
+
+    def launch_bounded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        SPANS.append(spans_of([*args, *kwargs.values()]))
+        try:
+            return launch(self, *args, **kwargs)
+        finally:
+            SPANS.pop()
+
+    interpreter._interpreter = BoundedMemory()
+    executor.__call__ = launch_bounded
     return True
 
 

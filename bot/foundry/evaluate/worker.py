@@ -84,6 +84,7 @@ def classify(exc: BaseException, candidate_path: str) -> dict[str, Any]:
         if frame.filename == candidate_path:
             line = frame.lineno
     kind = "runtime_error"
+    rule = None
     if isinstance(exc, SystemExit):
         kind = "early_exit"
     elif isinstance(exc, MemoryError) or any(m in lowered for m in OOM_MARKERS):
@@ -92,6 +93,9 @@ def classify(exc: BaseException, candidate_path: str) -> dict[str, Any]:
         kind = "resource_limit"
     elif any(m in lowered for m in CRASH_MARKERS):
         kind = "crash"
+    elif "OutOfBounds(" in text and type(exc).__name__ in {"InterpreterError", "OutOfBounds"}:
+        kind, rule = "crash", "out_of_bounds"  # interp_autotune.bound_memory: an illegal address on a GPU
+        line = triton_error_line(exc, candidate_path) or line
     elif type(exc).__name__ in {"CompilationError", "CompileTimeAssertionFailure", "InterpreterError"}:
         kind = "compile_error"
         line = triton_error_line(exc, candidate_path) or line
@@ -100,7 +104,7 @@ def classify(exc: BaseException, candidate_path: str) -> dict[str, Any]:
         line = exc.lineno
     return {
         "kind": kind,
-        "rule": ERROR_RULES[kind],
+        "rule": rule or ERROR_RULES[kind],
         "message": f"{type(exc).__name__}: {str(exc).strip()[:500]}",
         "line": line,
         "evidence": text[-4000:],
@@ -1030,8 +1034,9 @@ def reachable(module: Any, model: Any, torch: Any) -> tuple[dict[str, Any], dict
     defaults, attributes and closure cells, functools.partial arguments, other nn.Modules it holds, and a state
     tensor's own attributes and .grad. A scalar counts where it is an attribute, default or closure value (one
     inside a container is part of that container's fingerprint). Bounded (STATE_FANOUT items of a container,
-    STATE_BUDGET objects); libraries' objects (triton's kernels, whose caches fill as they compile) are not
-    entered."""
+    STATE_BUDGET objects); libraries' callables (triton's kernels, whose caches fill as they compile) are not entered,
+    and of other libraries' objects (a triton.Config, a tl.constexpr) the tensors they hold and the scalars they have as
+    attributes count."""
     import collections
     import functools
 
@@ -1122,6 +1127,35 @@ def reachable(module: Any, model: Any, torch: Any) -> tuple[dict[str, Any], dict
         if isinstance(value, types.SimpleNamespace) or (ours(type(value)) and hasattr(value, "__dict__")):
             seen.add(id(value))
             attributes(name, value, depth)
+        elif hasattr(value, "__dict__") and not kernel(value):  # another library's object (a triton.Config): the
+            library(name, value, depth)  # tensors it holds and its scalar attributes, not its containers' bookkeeping
+
+    def kernel(value: Any) -> bool:  # triton's kernels, heuristics and autotuners: their caches fill as they compile
+        jit = sys.modules.get("triton.runtime.jit")
+        interface = getattr(jit, "KernelInterface", None)
+        return (interface is not None and isinstance(value, interface)) or (
+            callable(value) and type(value).__module__.startswith("triton.runtime")
+        )
+
+    def library(name: str, value: Any, depth: int) -> None:
+        if budget[0] <= 0 or depth >= STATE_DEPTH:
+            return
+        budget[0] -= 1  # (the first call's object is counted twice: visit counted it)
+        if isinstance(value, torch.Tensor):
+            if id(value) not in seen:
+                seen.add(id(value))
+                tensors[name] = value
+            return
+        if isinstance(value, (dict, list, tuple, set, frozenset)):
+            for key, item in items(value):
+                library(f"{name}[{key!r}]", item, depth + 1)
+        elif hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType)) and id(value) not in seen:
+            seen.add(id(value))
+            for key, item in list(vars(value).items()):
+                if isinstance(item, SCALARS):  # a number kept as its attribute (a constexpr's value) counts too
+                    held[f"{name}.{key}"] = item
+                else:
+                    library(f"{name}.{key}", item, depth + 1)
 
     def component(prefix: str, sub: Any, depth: int) -> None:
         dot = prefix + "." if prefix else ""
