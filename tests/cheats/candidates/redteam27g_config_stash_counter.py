@@ -5,10 +5,10 @@
 #        tensor, a container, a module nor the candidate's own class, so the tensor inside is never snapshotted; the
 #        static guard sees only a read of .kwargs; the op log sees empty + launches. A checked evaluation makes ~25
 #        calls; real use gets bf16 sums (relative error ~4e-3) from call 65 on.
+#        Caught: the state scan enters other libraries' objects for the tensors they hold and their scalar attributes
+#        (worker.reachable: library), leaving out only Triton's kernels, heuristics and autotuners.
 # operator: row_sum
 # expect: state_dependent rule=state_unmodified
-# caught: the state scan enters other libraries' objects for the tensors they hold and their scalar attributes
-#        (worker.reachable: library), leaving out only Triton's kernels, heuristics and autotuners.
 import torch
 import triton
 import triton.language as tl

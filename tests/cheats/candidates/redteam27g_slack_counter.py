@@ -6,12 +6,12 @@
 #        bytes past it, so every state check sees an unchanged zero; the static guard sees no write in forward; the
 #        op log sees only empty + launches. A checked evaluation makes ~25 calls per built module; real use (a
 #        training loop, a server) makes thousands and gets bf16 sums (relative error ~4e-3) from call 65 on.
+#        Caught: under the interpreter every load, store and atomic must fall inside a launched tensor's storage
+#        (interp_autotune.bound_memory). On a GPU nothing bounds a kernel's addresses; the timing run's hundreds of
+#        calls and the check after it catch a switch below their count.
 # operator: row_sum
 # expect: crash rule=out_of_bounds
 # devices: cpu
-# caught: under the interpreter every load, store and atomic must fall inside a launched tensor's storage
-#        (interp_autotune.bound_memory). On a GPU nothing bounds a kernel's addresses; the timing run's hundreds of
-#        calls and the check after it catch a switch below their count.
 import torch
 import triton
 import triton.language as tl
