@@ -564,6 +564,13 @@ def peak_memory(candidate: Any, reference: dict[str, int]) -> PeakMemory:
     )
 
 
+def mode_name(flags: Any) -> str:
+    """A sorted list of a module tree's distinct training flags, in words."""
+    return {(False,): "eval mode", (True,): "train mode"}.get(
+        tuple(flags) if isinstance(flags, list) else (), "mixed modes"
+    )
+
+
 def to_device(values: list[Any], device: str) -> list[Any]:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
@@ -3189,6 +3196,12 @@ class CandidateEvaluator:
         written = [k for k, t in states[0].items() if t.numel() and not init_state.unwritten(t)]
         return [{k: state[k] for k in written} for state in states] if written else []
 
+    def starting_modes(self) -> list[bool]:
+        """The training flags the reference's modules start with, as a sorted list of the distinct values."""
+        with torch.random.fork_rng(devices=[]):
+            built = self.operator.build(self.small)
+        return sorted({bool(m.training) for m in built.modules()})
+
     def check_initial_state(self, jobdir: Path) -> Diagnosis | None:
         """A training operator's candidate as its constructor builds it (worker.initial_states) against as many
         builds of the reference, on fresh secret seeds (init_state.initial_state), at each of init_sizes."""
@@ -3215,6 +3228,13 @@ class CandidateEvaluator:
                 if not builds:
                     continue
             else:
+                started = reported[size].get("training")
+                if size == "checked" and (modes := self.starting_modes()) != started:
+                    return init_state.refused(
+                        f"its modules start in {mode_name(started)} where the reference's start in {mode_name(modes)} "
+                        "(a module built in eval mode never updates its batch statistics or draws its dropout until "
+                        "someone calls .train())"
+                    )
                 with torch.random.fork_rng(devices=[]):
                     torch.manual_seed(secrets.randbits(62))
                     small = self.small and size != "full"

@@ -291,6 +291,69 @@ def compute(
     def observed(kept: list[tuple[str, torch.Tensor]]) -> Any:
         return backward(kept) if backward is not None else contextlib.nullcontext()
 
+    # under gradient accumulation the .grad already hold the last micro-batch's values when the forward runs (a
+    # forward that looks at them decides as use has it): the same values accumulated() places before the backward
+    leaves = [t for t in tensors if t.is_leaf] if accumulate and not quiet else []
+    originals = [t.grad for t in leaves]
+    for t, g in zip(leaves, upstream(leaves, seed + 1, scale=scale) if leaves else [], strict=True):
+        t.grad = g
+    try:
+        return computed(
+            model,
+            inputs,
+            seed,
+            names,
+            tensors,
+            observed,
+            forward,
+            layout,
+            scale,
+            again,
+            second,
+            wanted,
+            spread,
+            holes,
+            accumulate,
+            constant,
+            second_layout,
+            mask,
+            in_place,
+            modify,
+            unused,
+            quiet,
+        )
+    finally:
+        for t, g in zip(leaves, originals, strict=True):
+            t.grad = g
+
+
+def computed(
+    model: torch.nn.Module,
+    inputs: list[Any],
+    seed: int,
+    names: list[str],
+    tensors: list[torch.Tensor],
+    observed: Callable[[list[tuple[str, torch.Tensor]]], Any],
+    forward: Callable[[], Any] | None,
+    layout: str,
+    scale: float,
+    again: int | None,
+    second: int | None,
+    wanted: list[str] | None,
+    spread: tuple[float, ...] | None,
+    holes: bool,
+    accumulate: bool | str,
+    constant: bool,
+    second_layout: str,
+    mask: int | None,
+    in_place: bool,
+    modify: int | None,
+    unused: list[int] | None,
+    quiet: bool | str,
+) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
+    """compute() once the targets are known and their .grad placed."""
+    import contextlib
+
     quieted = torch.inference_mode() if quiet == "inference" else torch.no_grad()
     with quieted if quiet else torch.enable_grad():
         if quiet == "inference":  # inference tensors, as a model served or recalibrated under inference_mode gets
@@ -526,7 +589,11 @@ def accumulated(
     placed: dict[int, torch.Tensor] = {}
     called = names or [f"target {k}" for k in range(len(tensors))]
     try:
-        for t in leaves:
+        for t in leaves:  # the .grad compute() placed before the forward, the same object (a forward may hold it)
+            there = t.grad
+            kept_there = there is not None and type(there) is torch.Tensor and there.shape == before[id(t)].shape
+            if kept_there and bool(torch.equal(there, before[id(t)])):
+                placed[id(t)] = there
             t.grad = placed.setdefault(id(t), before[id(t)].clone())
         kept = [(f"upstream gradient {k}", g) for k, g in enumerate(grads_out)] + held
         if how == "grad":

@@ -282,6 +282,9 @@ def run(job: dict[str, Any], jobdir: Path, channel: Channel, source: str) -> Non
             draws, limit = int(job["init_draws"]), int(job["init_sample"])
             builds = [model] + [model_cls(*data["init"]) for _ in range(draws - 1)]
             report = {"checked": initial_states([b.state_dict() for b in builds], limit, torch)}
+            # and the mode each build starts in (a module is built training; one built in eval mode never updates
+            # its batch statistics until someone calls .train())
+            report["checked"]["training"] = sorted({bool(m.training) for b in builds for m in b.modules()})
             del builds
             if data.get("init_full") is not None:  # and at the operator's full size
                 full = [model_cls(*data["init_full"]).state_dict() for _ in range(draws)]
