@@ -391,8 +391,8 @@ def test_a_granted_library_op_is_bounded_by_how_often_the_reference_runs_it(tmp_
 
 def test_whole_number_trials_and_an_aligned_batch_are_drawn(tmp_path):
     """Whole numbers from 0 to 255 (pixels, counts) where the reference accepts them, else the values rounded to
-    whole numbers; and an edge variant whose batch is ALIGNED_BATCH (rows a multiple of every row tile)."""
-    from foundry.evaluate.evaluator import ALIGNED_BATCH
+    whole numbers; and an edge variant whose rows are a multiple of ALIGNED_ROWS (every row tile's)."""
+    from foundry.evaluate.evaluator import ALIGNED_ROWS
 
     ev = evaluator(tmp_path, SOFTMAX)
     x = torch.randn(6, 8)
@@ -406,7 +406,7 @@ def test_whole_number_trials_and_an_aligned_batch_are_drawn(tmp_path):
     notes = [note for note, _, _ in ev_log.transformed(ev_log.operator.build(True), [torch.rand(6, 8) + 0.1])]
     assert sum(n.startswith("whole numbers") for n in notes) == 1  # one form of the group: the first accepted
     batches = [v[0].shape[0] for v in ev.edge_variants(model, [x])]
-    assert ALIGNED_BATCH in batches and 1 in batches
+    assert ALIGNED_ROWS in batches and 1 in batches  # one row per batch element: 64 of them
 
 
 def test_the_state_scan_enters_other_libraries_objects_but_not_triton_kernels():

@@ -185,7 +185,7 @@ WIDE_MIN = 2048
 # Edge variants (CandidateEvaluator.edge_variants): a batch past EDGE_ROWS rows, while its inputs stay under
 # EDGE_ELEMENTS elements on the interpreter (64 times that on a GPU).
 EDGE_ROWS = 600
-ALIGNED_BATCH = 64  # and a batch of this many (its rows a multiple of 64)
+ALIGNED_ROWS = 64  # and a batch whose rows are a multiple of this many
 EDGE_ELEMENTS = 1 << 17
 # Declared shape variants a training operator's gradients are also checked on (gradient_calls).
 GRADIENT_VARIANTS = 3
@@ -2683,9 +2683,9 @@ class CandidateEvaluator:
     ) -> list[list[Any]]:
         """Shapes and layouts that use has and declared shapes rarely do, where the reference accepts them: a
         batch of one (a fast path for one row), more than EDGE_ROWS rows (a grid capped without a loop over
-        the rest; only while the elements stay under EDGE_ELEMENTS), a batch of ALIGNED_BATCH (a fast path for row
-        counts a tile divides), and rows padded in a wider buffer (a slice x[..., :d]: unit inner stride, row stride
-        above d)."""
+        the rest; only while the elements stay under EDGE_ELEMENTS), a batch whose rows are a multiple of
+        ALIGNED_ROWS (a fast path for row counts a tile divides), and rows padded in a wider buffer (a slice
+        x[..., :d]: unit inner stride, row stride above d)."""
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         if not tensors:
             return []
@@ -2700,10 +2700,12 @@ class CandidateEvaluator:
                 if batch * per <= EDGE_ROWS and sum(t.numel() // batch * size for t in tensors) <= cap:
                     pick = torch.randint(0, batch, (size,), device=tensors[0].device)
                     found.append([x[pick] if isinstance(x, torch.Tensor) else x for x in inputs])
-                # and a batch of ALIGNED_BATCH: rows a multiple of every row tile (a fast path for a whole last
-                # tile, taken where the row count divides by it, which no declared or odd count may reach)
-                if batch % ALIGNED_BATCH and sum(t.numel() // batch * ALIGNED_BATCH for t in tensors) <= cap:
-                    pick = torch.randint(0, batch, (ALIGNED_BATCH,), device=tensors[0].device)
+                # and the fewest batch elements whose rows are a multiple of ALIGNED_ROWS, every row tile's (a fast
+                # path for a whole last tile, taken where the row count divides by it, which no odd count reaches)
+                aligned = ALIGNED_ROWS // math.gcd(per, ALIGNED_ROWS)
+                whole = (batch * per) % ALIGNED_ROWS == 0
+                if aligned > 1 and not whole and sum(t.numel() // batch * aligned for t in tensors) <= cap:
+                    pick = torch.randint(0, batch, (aligned,), device=tensors[0].device)
                     found.append([x[pick] if isinstance(x, torch.Tensor) else x for x in inputs])
 
         def padded(x: Any) -> Any:

@@ -5,7 +5,7 @@
 #        viewed batch-first (h.transpose(0, 1)), a head split (x.view(b, s, h, d).permute(0, 2, 1, 3)), or a
 #        slice along the batch: the kernel then normalizes rows from the wrong places of the buffer.
 # operator: rms_norm
-# expect: mismatch|state_dependent|incomplete_output rule=tolerance|state:moved|state:fresh|coverage
+# expect: mismatch|state_dependent|incomplete_output|crash rule=tolerance|state:moved|state:fresh|coverage|out_of_bounds
 import torch
 import triton
 import triton.language as tl

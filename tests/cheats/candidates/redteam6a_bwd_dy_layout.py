@@ -4,7 +4,7 @@
 #        reads past a one-element storage), y.t() @ w or y[:, ::2] downstream give transposed or strided ones,
 #        and weight.grad / x.grad come out wrong.
 # operator: affine_train
-# expect: mismatch|incomplete_output rule=gradient|coverage
+# expect: mismatch|incomplete_output|crash rule=gradient|coverage|out_of_bounds
 import torch
 import triton
 import triton.language as tl

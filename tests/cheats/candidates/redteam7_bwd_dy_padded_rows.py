@@ -6,7 +6,7 @@
 #        read the wrong elements (or, from a dy broadcast with stride 0 in a leading dim, memory past its
 #        buffer: poisoned values that come out NaN).
 # operator: affine_train
-# expect: mismatch|incomplete_output rule=gradient|coverage
+# expect: mismatch|incomplete_output|crash rule=gradient|coverage|out_of_bounds
 import torch
 import triton
 import triton.language as tl

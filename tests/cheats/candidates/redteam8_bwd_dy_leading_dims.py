@@ -8,7 +8,7 @@
 #        layout) hands back dy with strides (features, batch * features, 1): the flattened row b * T + t is not at
 #        (b * T + t) * stride(-2), and dx, dweight and dbias read the wrong rows.
 # operator: rt7_affine3d_train
-# expect: mismatch|incomplete_output rule=gradient|coverage
+# expect: mismatch|incomplete_output|crash rule=gradient|coverage|out_of_bounds
 import torch
 import triton
 import triton.language as tl

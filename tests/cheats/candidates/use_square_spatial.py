@@ -2,7 +2,7 @@
 #        the square inputs the operator declares, wrong (shaped h x h) on any other. The operator has parameters and no
 #        declared variants, so only the batch was varied. Rejected once an inner dimension is varied too.
 # operator: shuffle_scale
-# expect: shape_mismatch rule=shape_dtype
+# expect: shape_mismatch|crash rule=shape_dtype|out_of_bounds
 import torch
 import triton
 import triton.language as tl
