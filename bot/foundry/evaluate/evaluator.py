@@ -3198,8 +3198,10 @@ class CandidateEvaluator:
         written = [k for k, t in states[0].items() if t.numel() and not init_state.unwritten(t)]
         return [{k: state[k] for k in written} for state in states] if written else []
 
+    @functools.cached_property
     def starting_modes(self) -> list[bool]:
-        """The training flags the reference's modules start with, as a sorted list of the distinct values."""
+        """The training flags the reference's modules start with, as a sorted list of the distinct values. Once per
+        evaluator: it depends on the operator alone."""
         with torch.random.fork_rng(devices=[]):
             built = self.operator.build(self.small)
         return sorted({bool(m.training) for m in built.modules()})
@@ -3231,7 +3233,7 @@ class CandidateEvaluator:
                     continue
             else:
                 started = reported[size].get("training")
-                if size == "checked" and (modes := self.starting_modes()) != started:
+                if size == "checked" and (modes := self.starting_modes) != started:
                     return init_state.refused(
                         f"its modules start in {mode_name(started)} where the reference's start in {mode_name(modes)} "
                         "(a module built in eval mode never updates its batch statistics or draws its dropout until "

@@ -11,6 +11,7 @@ Imports torch only (the worker imports this before candidate code runs)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -235,6 +236,19 @@ class RefusedInPlace(RuntimeError):
         self.cause = cause
 
 
+@contextlib.contextmanager
+def grads_placed(leaves: list[torch.Tensor], values: list[torch.Tensor]) -> Any:
+    """Each leaf's .grad set to its value for the block, and put back as it was after."""
+    originals = [t.grad for t in leaves]
+    for t, g in zip(leaves, values, strict=True):
+        t.grad = g
+    try:
+        yield
+    finally:
+        for t, g in zip(leaves, originals, strict=True):
+            t.grad = g
+
+
 def compute(
     model: torch.nn.Module,
     inputs: list[Any],
@@ -284,7 +298,6 @@ def compute(
     torch.inference_mode on inference tensors): no gradients, the forward's floating outputs. Raises what the model
     raises, and RuntimeError where no floating output carries a gradient (a forward-only kernel, or a fast path that
     leaves autograd)."""
-    import contextlib
 
     names, tensors = targets(model, inputs)
 
@@ -294,125 +307,68 @@ def compute(
     # under gradient accumulation the .grad already hold the last micro-batch's values when the forward runs (a
     # forward that looks at them decides as use has it): the same values accumulated() places before the backward
     leaves = [t for t in tensors if t.is_leaf] if accumulate and not quiet else []
-    originals = [t.grad for t in leaves]
-    for t, g in zip(leaves, upstream(leaves, seed + 1, scale=scale) if leaves else [], strict=True):
-        t.grad = g
-    try:
-        return computed(
-            model,
-            inputs,
-            seed,
-            names,
-            tensors,
-            observed,
-            forward,
-            layout,
-            scale,
-            again,
-            second,
-            wanted,
-            spread,
-            holes,
-            accumulate,
-            constant,
-            second_layout,
-            mask,
-            in_place,
-            modify,
-            unused,
-            quiet,
-        )
-    finally:
-        for t, g in zip(leaves, originals, strict=True):
-            t.grad = g
-
-
-def computed(
-    model: torch.nn.Module,
-    inputs: list[Any],
-    seed: int,
-    names: list[str],
-    tensors: list[torch.Tensor],
-    observed: Callable[[list[tuple[str, torch.Tensor]]], Any],
-    forward: Callable[[], Any] | None,
-    layout: str,
-    scale: float,
-    again: int | None,
-    second: int | None,
-    wanted: list[str] | None,
-    spread: tuple[float, ...] | None,
-    holes: bool,
-    accumulate: bool | str,
-    constant: bool,
-    second_layout: str,
-    mask: int | None,
-    in_place: bool,
-    modify: int | None,
-    unused: list[int] | None,
-    quiet: bool | str,
-) -> tuple[list[str], list[torch.Tensor | None], list[torch.Tensor]]:
-    """compute() once the targets are known and their .grad placed."""
-    import contextlib
-
-    quieted = torch.inference_mode() if quiet == "inference" else torch.no_grad()
-    with quieted if quiet else torch.enable_grad():
-        if quiet == "inference":  # inference tensors, as a model served or recalibrated under inference_mode gets
-            inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        with forward() if forward is not None else contextlib.nullcontext():
-            out = model(*inputs)
-        returned = list(out) if isinstance(out, (tuple, list)) else [out]
-        foreign = [type(o).__name__ for o in returned if isinstance(o, torch.Tensor) and type(o) is not torch.Tensor]
-        if foreign:  # its methods would run here, where nothing observes them
-            raise TypeError(f"the forward returned a tensor subclass ({', '.join(foreign)}), not a plain tensor")
-        outs = differentiable(out)
-    if quiet:
-        return [], [], [o.detach().clone() for o in outs]
-    with torch.enable_grad():
-        carried = [o for o in outs if o.requires_grad]
-        if not carried:
-            raise RuntimeError(
-                "no output carries a gradient: the forward's results are not connected to autograd (a forward-only "
-                "kernel, or outputs built outside a torch.autograd.Function); this operator is checked for training"
-            )
-        loud = mask is not None or modify is not None
-        forwarded = [o.detach().clone() for o in outs] if loud else [o.detach() for o in outs]
-        restore: list[tuple[torch.Tensor, torch.Tensor]] = []
-        try:
-            if mask is not None:
-                carried = masked(carried, mask, in_place)
-            if modify is not None:
-                restore = modified(model, inputs, modify)
-            names, grads = backwards(
-                names,
-                tensors,
-                inputs,
-                carried,
-                seed,
-                observed,
-                layout,
-                scale,
-                again,
-                second,
-                wanted,
-                spread,
-                holes,
-                accumulate,
-                constant,
-                second_layout,
-                forwarded,
-                unused,
-            )
-        except (DetachedSecondOrder, RefusedSecondOrder):
-            raise
-        except Exception as exc:
-            if loud:
-                raise RefusedInPlace(exc) from exc
-            raise
-        finally:
-            with torch.no_grad():
-                for t, kept in restore:
-                    t.copy_(kept)
-    return names, grads, forwarded
+    with grads_placed(leaves, upstream(leaves, seed + 1, scale=scale) if leaves else []):
+        quieted = torch.inference_mode() if quiet == "inference" else torch.no_grad()
+        with quieted if quiet else torch.enable_grad():
+            if quiet == "inference":  # inference tensors, as a model served or recalibrated under inference_mode gets
+                inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            with forward() if forward is not None else contextlib.nullcontext():
+                out = model(*inputs)
+            returned = list(out) if isinstance(out, (tuple, list)) else [out]
+            foreign = [
+                type(o).__name__ for o in returned if isinstance(o, torch.Tensor) and type(o) is not torch.Tensor
+            ]
+            if foreign:  # its methods would run here, where nothing observes them
+                raise TypeError(f"the forward returned a tensor subclass ({', '.join(foreign)}), not a plain tensor")
+            outs = differentiable(out)
+        if quiet:
+            return [], [], [o.detach().clone() for o in outs]
+        with torch.enable_grad():
+            carried = [o for o in outs if o.requires_grad]
+            if not carried:
+                raise RuntimeError(
+                    "no output carries a gradient: the forward's results are not connected to autograd (a forward-only "
+                    "kernel, or outputs built outside a torch.autograd.Function); this operator is checked for training"
+                )
+            loud = mask is not None or modify is not None
+            forwarded = [o.detach().clone() for o in outs] if loud else [o.detach() for o in outs]
+            restore: list[tuple[torch.Tensor, torch.Tensor]] = []
+            try:
+                if mask is not None:
+                    carried = masked(carried, mask, in_place)
+                if modify is not None:
+                    restore = modified(model, inputs, modify)
+                names, grads = backwards(
+                    names,
+                    tensors,
+                    inputs,
+                    carried,
+                    seed,
+                    observed,
+                    layout,
+                    scale,
+                    again,
+                    second,
+                    wanted,
+                    spread,
+                    holes,
+                    accumulate,
+                    constant,
+                    second_layout,
+                    forwarded,
+                    unused,
+                )
+            except (DetachedSecondOrder, RefusedSecondOrder):
+                raise
+            except Exception as exc:
+                if loud:
+                    raise RefusedInPlace(exc) from exc
+                raise
+            finally:
+                with torch.no_grad():
+                    for t, kept in restore:
+                        t.copy_(kept)
+        return names, grads, forwarded
 
 
 def masked(carried: list[torch.Tensor], seed: int, in_place: bool) -> list[torch.Tensor]:
